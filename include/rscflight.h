@@ -1,0 +1,358 @@
+/*
+ * rscflight.h - decode React Server Components "Flight" payloads.
+ *
+ * The only header users include. A decoder is fed bytes in pieces split
+ * anywhere; it frames rows, parses each JSON row with simdjson, revives the
+ * "$" forms into typed values and keeps React's chunk table. The result is a
+ * graph of rsc_node values (shared values are the same node; cycles happen).
+ *
+ * Ownership: every rsc_node, rsc_chunk and string reachable from a decoder
+ * lives in that decoder's arena and dies with rsc_decoder_free(). Nothing is
+ * freed one by one. Text returned by rsc_dump() is released with rsc_free().
+ *
+ * Thread-safety: the library has no global mutable state. Decoders are
+ * independent: two threads may use two decoders at once. One decoder (and
+ * every node it owns) must be used by one thread at a time; reading a chunk
+ * may initialise it (React parses lazily), so even reads count as use.
+ *
+ * Streaming use:
+ *
+ *     rsc_options opt; rsc_options_init(&opt);
+ *     rsc_decoder *d = rsc_decoder_new(&opt);
+ *     while ((n = read(fd, buf, sizeof buf)) > 0)
+ *         if (rsc_decoder_feed(d, buf, n) != RSC_OK) break;
+ *     rsc_decoder_finish(d);
+ *     const rsc_error *e = rsc_decoder_error(d);   // code RSC_OK when fine
+ *     const rsc_chunk *root = rsc_decoder_root(d);
+ *     ...
+ *     rsc_decoder_free(d);
+ *
+ * One-shot use: rsc_decode(buf, len, &opt, &err) is new + feed + finish.
+ */
+#ifndef RSCFLIGHT_H
+#define RSCFLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rscflight_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && !defined(RSC_STATIC)
+#  ifdef RSC_BUILDING
+#    define RSC_API __declspec(dllexport)
+#  else
+#    define RSC_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define RSC_API __attribute__((visibility("default")))
+#else
+#  define RSC_API
+#endif
+
+/* cdef:begin */
+
+/* Error codes. RSC_OK is 0; every other code is an error. */
+typedef enum rsc_status {
+  RSC_OK = 0,
+  RSC_ERR_NOMEM = 1,        /* an allocation failed                          */
+  RSC_ERR_BAD_ID = 2,       /* a row id that is not lowercase hex or >= 2^31 */
+  RSC_ERR_BAD_LENGTH = 3,   /* a length row's hex length is malformed        */
+  RSC_ERR_DUPLICATE_ROW = 4,/* a second row for an id that is not a stream  */
+  RSC_ERR_DEV_ROW = 5,      /* a development-only row seen in production mode */
+  RSC_ERR_BAD_ROW = 6,      /* an I, E or H row whose JSON does not parse     */
+  RSC_ERR_LIMIT = 7,        /* a limit of rsc_limits was exceeded             */
+  RSC_ERR_USER = 8,         /* a consumer hook returned non-zero              */
+  RSC_ERR_STATE = 9         /* feed after finish, or a NULL decoder          */
+} rsc_status;
+
+/* A decode error. offset counts bytes across every feed (the whole stream);
+ * row_id is the id of the row being read, or -1 outside a row; msg is a
+ * static string (never free it) or NULL when code is RSC_OK. */
+typedef struct rsc_error {
+  rsc_status code;
+  uint64_t offset;
+  int64_t row_id;
+  const char *msg;
+} rsc_error;
+
+/* Allocator hooks. NULL functions mean libc. ctx is passed back to every
+ * call. realloc gets the old size, so an arena or pool can plug in. */
+typedef struct rsc_alloc {
+  void *(*malloc)(void *ctx, size_t size);
+  void *(*realloc)(void *ctx, void *ptr, size_t old_size, size_t new_size);
+  void (*free)(void *ctx, void *ptr);
+  void *ctx;
+} rsc_alloc;
+
+/* Limits. 0 means the default given beside each field. Exceeding one stops
+ * the decoder with RSC_ERR_LIMIT and the offset where it happened. */
+typedef struct rsc_limits {
+  uint64_t max_row_bytes;   /* one row's payload; default 256 MiB           */
+  uint64_t max_total_bytes; /* the whole stream; default unlimited (0)      */
+  uint32_t max_depth;       /* JSON nesting per row; default 100000         */
+  uint64_t max_nodes;       /* values allocated in total; default 1 << 31   */
+  uint32_t max_chunks;      /* entries in the chunk table; default 1 << 24  */
+  uint32_t max_path_hops;   /* keys in one "$id:a:b" path; default 1024     */
+} rsc_limits;
+
+typedef struct rsc_chunk rsc_chunk;
+typedef struct rsc_node rsc_node;
+typedef struct rsc_decoder rsc_decoder;
+
+/* What a consumer hook is told about. */
+typedef enum rsc_event_kind {
+  RSC_EVENT_CHUNK_SETTLED = 1, /* a chunk became fulfilled, rejected or halted */
+  RSC_EVENT_HINT = 2,          /* an H row: code and value                     */
+  RSC_EVENT_DEBUG_ROW = 3      /* a D, N, J or W row (development payloads)    */
+} rsc_event_kind;
+
+typedef struct rsc_event {
+  rsc_event_kind kind;
+  int64_t chunk_id;        /* the chunk (CHUNK_SETTLED, D/J rows), else -1   */
+  const rsc_chunk *chunk;  /* CHUNK_SETTLED: the chunk                       */
+  char tag;                /* HINT: the hint code; DEBUG_ROW: the row tag    */
+  const rsc_node *value;   /* HINT: the revived hint payload, else NULL      */
+  const char *text;        /* DEBUG_ROW: the raw row text (not NUL-ended)    */
+  size_t text_len;
+} rsc_event;
+
+/* A consumer hook: 0 continues, non-zero stops the decoder with RSC_ERR_USER.
+ * Called from inside feed/finish; it may read nodes but must not feed. */
+typedef int (*rsc_event_fn)(void *ctx, const rsc_event *event);
+
+/* Option flags (bits of rsc_options.flags). 0 is the strict default. */
+enum {
+  /* Decode with React's development client semantics (DEV errors, $Z with an
+   * id, halt rows, debug rows accepted). Without it the decoder switches to
+   * them by itself when the stream opens with a ":N" time-origin row. */
+  RSC_OPT_DEV = 1u << 0,
+  /* React's unstable_allowPartialStream: chunks missing at the end halt
+   * instead of rejecting with "Connection closed.", open streams close. */
+  RSC_OPT_ALLOW_PARTIAL = 1u << 1,
+  /* Copy React's lenient id parsing: any byte is folded into the id with
+   * React's formula and ids wrap at 32 bits (FLIGHT-PROTOCOL 2.8). RISK:
+   * uppercase or garbage ids silently address other chunks. */
+  RSC_OPT_LENIENT_IDS = 1u << 2,
+  /* Decode "$T" as a temporary reference node instead of rejecting the
+   * chunk, as React does when the caller passed a temporaryReferences set. */
+  RSC_OPT_TEMP_REFS = 1u << 3,
+  /* Benchmark floor: frame rows and parse their JSON, nothing else. */
+  RSC_OPT_PARSE_ONLY = 1u << 4,
+  /* Do not await the root from the start: its row is revived on its first
+   * read (rsc_chunk_status and friends, or finish), as React does for a
+   * caller that awaits the root late. Rows that arrived by then resolve in
+   * place instead of through blocked lazies (FLIGHT-PROTOCOL 8.3). */
+  RSC_OPT_LAZY_ROOT = 1u << 5
+};
+
+typedef struct rsc_options {
+  uint32_t flags;          /* RSC_OPT_* bits                                 */
+  rsc_limits limits;
+  rsc_alloc alloc;         /* all NULL: libc                                 */
+  rsc_event_fn on_event;   /* NULL: no events                                */
+  void *event_ctx;
+} rsc_options;
+
+/* Chunk states, as React's client has them (resolved_model and
+ * resolved_module are internal: reading a chunk initialises it first). */
+typedef enum rsc_chunk_state {
+  RSC_CHUNK_PENDING = 0,   /* referenced, row not arrived                    */
+  RSC_CHUNK_BLOCKED = 1,   /* arrived, waits on a chunk that has not         */
+  RSC_CHUNK_FULFILLED = 2,
+  RSC_CHUNK_REJECTED = 3,
+  RSC_CHUNK_HALTED = 4     /* will never resolve, and is no error            */
+} rsc_chunk_state;
+
+/* Value kinds. Accessors called on the wrong kind (or NULL) return a
+ * neutral value: 0, NULL, RSC_NONE. */
+typedef enum rsc_kind {
+  RSC_NONE = 0,
+  RSC_NULL, RSC_BOOL, RSC_NUMBER, RSC_STRING, RSC_UNDEFINED,
+  RSC_BIGINT,       /* rsc_node_string: decimal digits, '-' if negative     */
+  RSC_DATE,         /* rsc_node_string: the text after "$D", as sent        */
+  RSC_SYMBOL,       /* rsc_node_string: the key of Symbol.for(key)          */
+  RSC_ARRAY, RSC_OBJECT,
+  RSC_ELEMENT,      /* rsc_element_type / _key / _props                     */
+  RSC_LAZY,         /* rsc_node_chunk: the chunk it wraps                   */
+  RSC_PROMISE,      /* rsc_node_chunk                                       */
+  RSC_CLIENT_REF,   /* rsc_client_ref_*                                     */
+  RSC_SERVER_REF,   /* rsc_server_ref_*                                     */
+  RSC_TEMP_REF,     /* rsc_node_string: the path after "$T"                 */
+  RSC_MAP,          /* rsc_node_len pairs: rsc_node_at(2i) key, (2i+1) value */
+  RSC_SET,          /* rsc_node_len values                                  */
+  RSC_FORMDATA,     /* like RSC_MAP: name, value                            */
+  RSC_BLOB,         /* rsc_node_string: MIME type; rsc_node_bytes: content  */
+  RSC_ITERATOR,     /* rsc_node_len items                                   */
+  RSC_BINARY,       /* rsc_node_binary_kind; rsc_node_bytes                 */
+  RSC_STREAM,       /* rsc_stream_*                                         */
+  RSC_ERROR,        /* rsc_error_message / _digest                          */
+  RSC_FUNCTION      /* development "$E" source that evaluates to a function:
+                       rsc_node_string is the source (React evals it)        */
+} rsc_kind;
+
+/* Binary row kinds (RSC_BINARY). */
+typedef enum rsc_binary_kind {
+  RSC_ARRAY_BUFFER = 0, RSC_INT8, RSC_UINT8, RSC_UINT8_CLAMPED, RSC_INT16,
+  RSC_UINT16, RSC_INT32, RSC_UINT32, RSC_FLOAT32, RSC_FLOAT64, RSC_BIGINT64,
+  RSC_BIGUINT64, RSC_DATA_VIEW
+} rsc_binary_kind;
+
+/* Stream kinds (RSC_STREAM) and how a stream ended. */
+typedef enum rsc_stream_kind {
+  RSC_STREAM_TEXT = 0,     /* R: ReadableStream of values                   */
+  RSC_STREAM_BYTES = 1,    /* r: byte ReadableStream                        */
+  RSC_STREAM_ITERABLE = 2, /* X: AsyncIterable                              */
+  RSC_STREAM_ITERATOR = 3  /* x: AsyncIterator                              */
+} rsc_stream_kind;
+
+typedef enum rsc_stream_end {
+  RSC_STREAM_OPEN = 0, RSC_STREAM_DONE = 1, RSC_STREAM_ERRORED = 2
+} rsc_stream_end;
+
+/* --- version ------------------------------------------------------------ */
+
+/* The library's version string, e.g. "0.1.0" (RSC_VERSION_STRING at build). */
+RSC_API const char *rsc_version(void);
+/* A static, human-readable name for an error code. */
+RSC_API const char *rsc_status_name(rsc_status code);
+
+/* --- decoder ------------------------------------------------------------ */
+
+/* Fills *opt with the defaults: strict production semantics, default
+ * limits, libc allocator, no hook. */
+RSC_API void rsc_options_init(rsc_options *opt);
+
+/* A new decoder, or NULL when memory runs out. opt may be NULL (defaults);
+ * it is copied. Free it with rsc_decoder_free. */
+RSC_API rsc_decoder *rsc_decoder_new(const rsc_options *opt);
+
+/* Feeds len bytes (len 0 is allowed). The split may fall anywhere. Returns
+ * RSC_OK or the error that stopped the decoder; errors are sticky: every
+ * later call returns the same error. buf is not kept after the call. */
+RSC_API rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len);
+
+/* Ends the stream: chunks that never arrived are rejected with
+ * "Connection closed." (halted with RSC_OPT_ALLOW_PARTIAL), open streams end,
+ * and every chunk reachable from the root is initialised, so the whole tree
+ * is revived. Calling it twice is harmless. Returns the sticky status. */
+RSC_API rsc_status rsc_decoder_finish(rsc_decoder *d);
+
+/* The sticky error (code RSC_OK when none). Never NULL for a non-NULL d. */
+RSC_API const rsc_error *rsc_decoder_error(const rsc_decoder *d);
+
+/* Frees the decoder and everything it owns. NULL is ignored. */
+RSC_API void rsc_decoder_free(rsc_decoder *d);
+
+/* One shot: new + feed(buf, len) + finish. Returns the decoder (check
+ * rsc_decoder_error) or NULL when memory ran out; err, if not NULL,
+ * receives a copy of the decoder's error. */
+RSC_API rsc_decoder *rsc_decode(const char *buf, size_t len, const rsc_options *opt,
+                                rsc_error *err);
+
+/* Whether the decoder uses development semantics (set, or detected). */
+RSC_API int rsc_decoder_is_dev(const rsc_decoder *d);
+/* Bytes fed so far, and the most memory the decoder has held. */
+RSC_API uint64_t rsc_decoder_bytes(const rsc_decoder *d);
+RSC_API size_t rsc_decoder_peak_memory(const rsc_decoder *d);
+
+/* --- chunks ------------------------------------------------------------- */
+
+/* The root chunk (id 0); never NULL for a non-NULL decoder. */
+RSC_API const rsc_chunk *rsc_decoder_root(rsc_decoder *d);
+/* The chunk with this id, or NULL if the stream never mentioned it. */
+RSC_API const rsc_chunk *rsc_decoder_chunk(rsc_decoder *d, int64_t id);
+/* Number of chunks in the table, and the i-th in order of creation. */
+RSC_API size_t rsc_decoder_chunk_count(const rsc_decoder *d);
+RSC_API const rsc_chunk *rsc_decoder_chunk_at(const rsc_decoder *d, size_t i);
+
+/* The chunk's id (-1 for internal chunks such as a blocked element's). */
+RSC_API int64_t rsc_chunk_id(const rsc_chunk *c);
+/* Its status. A chunk whose row arrived but was not parsed yet is parsed
+ * first, as React's first read does. */
+RSC_API rsc_chunk_state rsc_chunk_status(const rsc_chunk *c);
+/* Its value when fulfilled, else NULL. */
+RSC_API const rsc_node *rsc_chunk_value(const rsc_chunk *c);
+/* Its reason (an RSC_ERROR node, or any value) when rejected, else NULL. */
+RSC_API const rsc_node *rsc_chunk_reason(const rsc_chunk *c);
+
+/* --- values ------------------------------------------------------------- */
+
+RSC_API rsc_kind rsc_node_kind(const rsc_node *n);
+/* A static name for a kind ("object", "element", ...). */
+RSC_API const char *rsc_kind_name(rsc_kind k);
+RSC_API int rsc_node_bool(const rsc_node *n);
+RSC_API double rsc_node_number(const rsc_node *n);
+/* Text of STRING, BIGINT, DATE, SYMBOL, TEMP_REF, BLOB (its type) nodes:
+ * UTF-8 (WTF-8 where JSON had a lone surrogate), NUL-terminated, length in
+ * *len (may be NULL). NULL for other kinds. */
+RSC_API const char *rsc_node_string(const rsc_node *n, size_t *len);
+/* Items of ARRAY, SET, ITERATOR; 2 * entries of MAP and FORMDATA; visible
+ * members of OBJECT; 0 otherwise. */
+RSC_API size_t rsc_node_len(const rsc_node *n);
+/* The i-th item (see rsc_node_len), or NULL when out of range. */
+RSC_API const rsc_node *rsc_node_at(const rsc_node *n, size_t i);
+/* OBJECT members in JavaScript key order (array-index keys first); i counts
+ * visible members only (undefined and __proto__ members are absent). */
+RSC_API const char *rsc_object_key(const rsc_node *n, size_t i, size_t *len);
+RSC_API const rsc_node *rsc_object_value(const rsc_node *n, size_t i);
+/* The member named key (len bytes), or NULL. */
+RSC_API const rsc_node *rsc_object_get(const rsc_node *n, const char *key, size_t len);
+/* ELEMENT parts: type, key, props (an UNDEFINED node when the tuple was too
+ * short), and the development-only owner and stack (NULL in production). */
+RSC_API const rsc_node *rsc_element_type(const rsc_node *n);
+RSC_API const rsc_node *rsc_element_key(const rsc_node *n);
+RSC_API const rsc_node *rsc_element_props(const rsc_node *n);
+RSC_API const rsc_node *rsc_element_owner(const rsc_node *n);
+/* LAZY and PROMISE: the chunk they stand for. */
+RSC_API const rsc_chunk *rsc_node_chunk(const rsc_node *n);
+/* CLIENT_REF: the metadata as the I row sent it (revived), and its parts:
+ * module id (a STRING or NUMBER node), chunk list, export name, async flag. */
+RSC_API const rsc_node *rsc_client_ref_metadata(const rsc_node *n);
+RSC_API const rsc_node *rsc_client_ref_id(const rsc_node *n);
+RSC_API const rsc_node *rsc_client_ref_chunks(const rsc_node *n);
+RSC_API const rsc_node *rsc_client_ref_name(const rsc_node *n);
+RSC_API int rsc_client_ref_is_async(const rsc_node *n);
+/* SERVER_REF: its id and bound arguments (NULL node, a PROMISE, or a value). */
+RSC_API const rsc_node *rsc_server_ref_id(const rsc_node *n);
+RSC_API const rsc_node *rsc_server_ref_bound(const rsc_node *n);
+/* BINARY and BLOB bytes (little-endian element data, as sent). */
+RSC_API const uint8_t *rsc_node_bytes(const rsc_node *n, size_t *len);
+RSC_API rsc_binary_kind rsc_node_binary_kind(const rsc_node *n);
+/* A static name for a binary kind ("Uint8Array", "DataView", ...). */
+RSC_API const char *rsc_binary_kind_name(rsc_binary_kind k);
+/* ERROR: the message (never NULL for an ERROR node) and digest (NULL when
+ * the error has none). */
+RSC_API const char *rsc_error_message(const rsc_node *n);
+RSC_API const char *rsc_error_digest(const rsc_node *n);
+/* STREAM: kind, items (values; for byte streams each piece's bytes as a
+ * Uint8Array BINARY node), how it ended, and the return value (DONE) or
+ * error (ERRORED). */
+RSC_API rsc_stream_kind rsc_stream_kind_of(const rsc_node *n);
+RSC_API size_t rsc_stream_len(const rsc_node *n);
+RSC_API const rsc_node *rsc_stream_at(const rsc_node *n, size_t i);
+RSC_API rsc_stream_end rsc_stream_end_of(const rsc_node *n);
+RSC_API const rsc_node *rsc_stream_end_value(const rsc_node *n);
+/* A value's identity: equal for the same shared object, array, element...
+ * (a dump writes a second meeting as a ref); 0 for values without one. */
+RSC_API uintptr_t rsc_node_identity(const rsc_node *n);
+
+/* --- output ------------------------------------------------------------- */
+
+/* The canonical dump (spec CANONICAL-DUMP.md) of the root, after finish.
+ * pretty: 0 for one line, otherwise the indent width. Returns a
+ * NUL-terminated string to release with rsc_free, or NULL when memory ran
+ * out or the decoder failed (see rsc_decoder_error). */
+RSC_API char *rsc_dump(rsc_decoder *d, int pretty, size_t *len);
+/* Frees text the library returned. */
+RSC_API void rsc_free(void *p);
+
+/* cdef:end */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RSCFLIGHT_H */

@@ -1,0 +1,74 @@
+/* arena.c - bump allocator: one malloc per block, never one per node. */
+#include "arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *rsc__heap_alloc(const rsc_alloc *al, size_t size) {
+  if (al->malloc) return al->malloc(al->ctx, size);
+  return malloc(size);
+}
+
+void *rsc__heap_realloc(const rsc_alloc *al, void *p, size_t old_size, size_t new_size) {
+  if (al->realloc) return al->realloc(al->ctx, p, old_size, new_size);
+  if (al->malloc) {
+    /* A malloc/free pair without realloc: copy by hand. */
+    void *q = al->malloc(al->ctx, new_size);
+    if (!q) return NULL;
+    if (p) {
+      memcpy(q, p, old_size < new_size ? old_size : new_size);
+      if (al->free) al->free(al->ctx, p);
+    }
+    return q;
+  }
+  return realloc(p, new_size);
+}
+
+void rsc__heap_free(const rsc_alloc *al, void *p) {
+  if (!p) return;
+  if (al->free) al->free(al->ctx, p);
+  else if (!al->malloc) free(p);
+}
+
+void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc) {
+  memset(a, 0, sizeof *a);
+  if (alloc) a->alloc = *alloc;
+  a->next_size = 4096;
+}
+
+void *rsc__arena_alloc(rsc_arena *a, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  if (size == 0) size = 16;
+  rsc_arena_block *b = a->head;
+  if (!b || b->size - b->used < size) {
+    size_t want = a->next_size;
+    if (want < size) want = size;
+    size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
+    if (want > SIZE_MAX - hdr) return NULL;
+    b = (rsc_arena_block *)rsc__heap_alloc(&a->alloc, hdr + want);
+    if (!b) return NULL;
+    b->prev = a->head;
+    b->size = want;
+    b->used = 0;
+    a->head = b;
+    a->total += hdr + want;
+    if (a->total > a->peak) a->peak = a->total;
+    /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny. */
+    if (a->next_size < ((size_t)4 << 20)) a->next_size *= 2;
+  }
+  size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
+  void *p = (char *)b + hdr + b->used;
+  b->used += size;
+  return p;
+}
+
+void rsc__arena_free(rsc_arena *a) {
+  rsc_arena_block *b = a->head;
+  while (b) {
+    rsc_arena_block *prev = b->prev;
+    rsc__heap_free(&a->alloc, b);
+    b = prev;
+  }
+  a->head = NULL;
+  a->total = 0;
+}

@@ -1,0 +1,41 @@
+/* arena.h - bump allocator on top of the caller's allocator. */
+#ifndef RSC_ARENA_H
+#define RSC_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rscflight.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rsc_arena_block {
+  struct rsc_arena_block *prev;
+  size_t size; /* usable bytes after the header                          */
+  size_t used;
+} rsc_arena_block;
+
+typedef struct rsc_arena {
+  rsc_alloc alloc;
+  rsc_arena_block *head;
+  size_t next_size;   /* size of the next block (grows geometrically)     */
+  size_t total;       /* bytes held now                                   */
+  size_t peak;        /* most bytes held                                  */
+} rsc_arena;
+
+void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);
+/* 16-byte aligned memory, or NULL when the allocator fails. */
+void *rsc__arena_alloc(rsc_arena *a, size_t size);
+void rsc__arena_free(rsc_arena *a);
+
+/* Plain heap helpers over the same allocator (for buffers that grow). */
+void *rsc__heap_alloc(const rsc_alloc *al, size_t size);
+void *rsc__heap_realloc(const rsc_alloc *al, void *p, size_t old_size, size_t new_size);
+void rsc__heap_free(const rsc_alloc *al, void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

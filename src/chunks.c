@@ -1,0 +1,829 @@
+/* chunks.c - the chunk table and React's chunk lifecycle.
+ *
+ * Mirrors ReactFlightClient.js (19.3.1): pending chunks collect listener
+ * records; a model row is revived when something waits on it or reads it;
+ * a chunk whose revived value still waits on others is blocked until its
+ * scope's dependency count drops to zero. Waking listeners runs from an
+ * explicit job stack rather than recursion, so a chain of 10^5 rows each
+ * waiting on the next settles without deepening the C stack. */
+#include "chunks.h"
+
+#include <math.h>
+
+#include "revive.h"
+
+/* ---- the table ----------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+rsc_chunk *rsc__find_chunk(const rsc_decoder *d, int64_t id) {
+  const chunk_table *t = &d->table;
+  if (!t->cap) return NULL;
+  size_t mask = t->cap - 1, h = (size_t)mix((uint64_t)id) & mask;
+  for (;;) {
+    rsc_chunk *c = t->slots[h];
+    if (!c) return NULL;
+    if (c->id == id) return c;
+    h = (h + 1) & mask;
+  }
+}
+
+static bool table_grow(rsc_decoder *d) {
+  chunk_table *t = &d->table;
+  size_t cap = t->cap ? t->cap * 2 : 64;
+  rsc_chunk **slots = (rsc_chunk **)rsc__heap_alloc(&d->arena.alloc, cap * sizeof *slots);
+  if (!slots) return false;
+  memset(slots, 0, cap * sizeof *slots);
+  for (size_t i = 0; i < t->cap; i++) {
+    rsc_chunk *c = t->slots[i];
+    if (!c) continue;
+    size_t h = (size_t)mix((uint64_t)c->id) & (cap - 1);
+    while (slots[h]) h = (h + 1) & (cap - 1);
+    slots[h] = c;
+  }
+  rsc__heap_free(&d->arena.alloc, t->slots);
+  t->slots = slots;
+  t->cap = cap;
+  return true;
+}
+
+rsc_chunk *rsc__new_chunk(rsc_decoder *d, uint8_t state) {
+  rsc_chunk *c = (rsc_chunk *)rsc__alloc(d, sizeof *c);
+  if (!c) return NULL;
+  memset(c, 0, sizeof *c);
+  c->owner = d;
+  c->id = -1;
+  c->state = state;
+  return c;
+}
+
+rsc_chunk *rsc__add_chunk(rsc_decoder *d, int64_t id, uint8_t state) {
+  chunk_table *t = &d->table;
+  if (t->count >= d->opt.limits.max_chunks) {
+    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "too many chunks");
+    return NULL;
+  }
+  if ((t->count + 1) * 2 > t->cap && !table_grow(d)) {
+    rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
+    return NULL;
+  }
+  if (t->count == t->order_cap) {
+    size_t cap = t->order_cap ? t->order_cap * 2 : 64;
+    rsc_chunk **o = (rsc_chunk **)rsc__heap_realloc(&d->arena.alloc, t->order,
+                                                    t->order_cap * sizeof *o, cap * sizeof *o);
+    if (!o) {
+      rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
+      return NULL;
+    }
+    t->order = o;
+    t->order_cap = cap;
+  }
+  rsc_chunk *c = rsc__new_chunk(d, state);
+  if (!c) return NULL;
+  c->id = id;
+  size_t h = (size_t)mix((uint64_t)id) & (t->cap - 1);
+  while (t->slots[h]) h = (h + 1) & (t->cap - 1);
+  t->slots[h] = c;
+  t->order[t->count++] = c;
+  return c;
+}
+
+void rsc__settle(rsc_decoder *d, rsc_chunk *c, uint8_t state) {
+  c->state = state;
+  if (d->opt.on_event && !c->notified &&
+      (state == CS_FULFILLED || state == CS_REJECTED || state == CS_HALTED)) {
+    c->notified = true;
+    rsc_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = RSC_EVENT_CHUNK_SETTLED;
+    ev.chunk_id = c->id;
+    ev.chunk = c;
+    if (d->opt.on_event(d->opt.event_ctx, &ev) != 0)
+      rsc__fail(d, RSC_ERR_USER, d->row_offset, d->row_id, "stopped by the consumer hook");
+  }
+}
+
+rsc_chunk *rsc__get_chunk(rsc_decoder *d, int64_t id) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (c) return c;
+  if (!d->closed) return rsc__add_chunk(d, id, CS_PENDING);
+  /* After close a new id can never arrive (React's getChunk). */
+  if (d->opt.flags & RSC_OPT_ALLOW_PARTIAL) return rsc__add_chunk(d, id, CS_HALTED);
+  c = rsc__add_chunk(d, id, CS_REJECTED);
+  if (c) c->reason = d->closed_error;
+  return c;
+}
+
+/* ---- listeners and the wake loop ---------------------------------------- */
+
+bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
+                       rsc_stream *s, rsc_chunk *target, rsc_node value) {
+  rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
+  if (!l) return false;
+  l->next = NULL;
+  l->kind = kind;
+  l->ref = ref;
+  l->stream = s;
+  l->chunk = target;
+  l->value = value;
+  if (c->tail) c->tail->next = l;
+  else c->head = l;
+  c->tail = l;
+  return true;
+}
+
+typedef struct wake_job {
+  rsc_listener *cur;
+  rsc_node value;
+  rsc_chunk *chunk;
+  bool reject;
+} wake_job;
+
+static void stream_push(rsc_decoder *d, rsc_stream *s, rsc_node v);
+static void stream_set_error(rsc_decoder *d, rsc_stream *s, rsc_node e);
+static void resolve_model_chunk(rsc_decoder *d, rsc_chunk *c, rsc_node json,
+                                const char *json_error);
+
+static void run_listener(rsc_decoder *d, rsc_listener *l, rsc_node v, rsc_chunk *from,
+                         bool reject) {
+  switch (l->kind) {
+  case LK_REF:
+    if (reject) rsc__reject_reference(d, l->ref->handler, v);
+    else rsc__fulfill_reference(d, l->ref, v, from);
+    break;
+  case LK_NOOP:
+    break;
+  case LK_STREAM_ENQUEUE:
+    if (reject) stream_set_error(d, l->stream, v);
+    else stream_push(d, l->stream, v);
+    break;
+  case LK_STREAM_RESUME:
+    if (!reject) {
+      if (l->stream->previous_blocked == l->chunk) l->stream->previous_blocked = NULL;
+      resolve_model_chunk(d, l->chunk, l->value, l->chunk->json_error);
+    }
+    break;
+  case LK_STREAM_CLOSE:
+    if (!reject) l->stream->end = RSC_STREAM_DONE;
+    break;
+  case LK_STREAM_ERROR:
+    if (!reject) stream_set_error(d, l->stream, l->value);
+    break;
+  }
+}
+
+/* React's wakeChunk / rejectChunk, run from a job stack: a job pushed while
+ * another runs is finished first, which is the order recursion would take. */
+static void run_listeners(rsc_decoder *d, rsc_listener *list, rsc_node v, rsc_chunk *c,
+                          bool reject) {
+  if (!list) return;
+  if (d->jobs_len == d->jobs_cap) {
+    size_t cap = d->jobs_cap ? d->jobs_cap * 2 : 64;
+    wake_job *j = (wake_job *)rsc__heap_realloc(&d->arena.alloc, d->jobs,
+                                                d->jobs_cap * sizeof *j, cap * sizeof *j);
+    if (!j) {
+      rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
+      return;
+    }
+    d->jobs = j;
+    d->jobs_cap = cap;
+  }
+  wake_job *job = &d->jobs[d->jobs_len++];
+  job->cur = list;
+  job->value = v;
+  job->chunk = c;
+  job->reject = reject;
+  if (d->waking) return;
+  d->waking = true;
+  while (d->jobs_len > 0) {
+    wake_job *top = &d->jobs[d->jobs_len - 1];
+    rsc_listener *l = top->cur;
+    if (!l) {
+      d->jobs_len--;
+      continue;
+    }
+    top->cur = l->next;
+    rsc_node val = top->value;
+    rsc_chunk *from = top->chunk;
+    bool rej = top->reject;
+    run_listener(d, l, val, from, rej); /* may push jobs (and move d->jobs) */
+  }
+  d->waking = false;
+}
+
+static void wake_chunk(rsc_decoder *d, rsc_listener *list, rsc_node v, rsc_chunk *c) {
+  run_listeners(d, list, v, c, false);
+}
+
+static void reject_chunk(rsc_decoder *d, rsc_listener *list, rsc_node e) {
+  run_listeners(d, list, e, NULL, true);
+}
+
+rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int depth) {
+  rsc_chunk *referenced = ref->handler->chunk;
+  if (!referenced) return NULL;
+  if (referenced == resolved) return ref->handler;
+  if (depth > 64) return NULL; /* bound the search on hostile graphs */
+  for (rsc_listener *l = referenced->head; l; l = l->next) {
+    if (l->kind != LK_REF) continue;
+    rsc_scope *h = rsc__resolve_blocked_cycle(resolved, l->ref, depth + 1);
+    if (h) return h;
+  }
+  return NULL;
+}
+
+/* React's wakeChunkIfInitialized, with listeners detached from c first. */
+static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list) {
+  switch (c->state) {
+  case CS_FULFILLED:
+    wake_chunk(d, list, c->value, c);
+    return;
+  case CS_BLOCKED: {
+    /* A listener whose scope leads back to c closes a cycle: fill it with
+     * the partial value now instead of waiting forever. */
+    rsc_listener *prev = NULL, *l = list;
+    while (l) {
+      rsc_listener *next = l->next;
+      if (l->kind == LK_REF) {
+        rsc_scope *cyc = rsc__resolve_blocked_cycle(c, l->ref, 0);
+        if (cyc) {
+          if (prev) prev->next = next;
+          else list = next;
+          rsc__fulfill_reference(d, l->ref, cyc->value, c);
+          if (c->state == CS_FULFILLED) {
+            wake_chunk(d, list, c->value, c);
+            return;
+          }
+          if (c->state == CS_REJECTED) {
+            reject_chunk(d, list, c->reason);
+            return;
+          }
+          l = next;
+          continue;
+        }
+      }
+      prev = l;
+      l = next;
+    }
+  }
+    /* fall through */
+  case CS_PENDING:
+    if (list) {
+      rsc_listener *tail = list;
+      while (tail->next) tail = tail->next;
+      if (c->tail) c->tail->next = list;
+      else c->head = list;
+      c->tail = tail;
+    }
+    return;
+  case CS_REJECTED:
+    reject_chunk(d, list, c->reason);
+    return;
+  default:
+    return;
+  }
+}
+
+static rsc_listener *detach(rsc_chunk *c) {
+  rsc_listener *l = c->head;
+  c->head = c->tail = NULL;
+  return l;
+}
+
+/* ---- scopes and references ----------------------------------------------- */
+
+rsc_scope *rsc__current_scope_dep(rsc_decoder *d) {
+  if (d->initializing_handler) {
+    d->initializing_handler->deps++;
+    return d->initializing_handler;
+  }
+  rsc_scope *h = (rsc_scope *)rsc__alloc(d, sizeof *h);
+  if (!h) return NULL;
+  memset(h, 0, sizeof *h);
+  h->value = rsc__mk(RSC_NULL);
+  h->deps = 1;
+  d->initializing_handler = h;
+  return h;
+}
+
+rsc_node rsc__wait_for_reference(rsc_decoder *d, rsc_chunk *c, rsc_ref *proto) {
+  /* A development client without a debug channel drops owner and stack
+   * references that are still pending instead of blocking on them. */
+  if (d->dev && c->state == CS_PENDING && proto->tuple && rsc__is_marker(&proto->tuple[0]) &&
+      (proto->key_index == 4 || proto->key_index == 5))
+    return rsc__mk(RSC_NULL);
+  rsc_scope *h = rsc__current_scope_dep(d);
+  rsc_ref *ref = (rsc_ref *)rsc__alloc(d, sizeof *ref);
+  if (!h || !ref) return rsc__mk(RSC_NULL);
+  *ref = *proto;
+  ref->handler = h;
+  rsc__add_listener(d, c, LK_REF, ref, NULL, NULL, rsc__mk(RSC_NONE));
+  return rsc__mk(RSC_NULL);
+}
+
+void rsc__reject_reference(rsc_decoder *d, rsc_scope *h, rsc_node error) {
+  if (h->errored) return;
+  h->errored = true;
+  h->value = rsc__mk(RSC_NULL);
+  h->reason = error;
+  rsc_chunk *c = h->chunk;
+  if (!c || c->state != CS_BLOCKED) return;
+  rsc__trigger_error(d, c, error);
+}
+
+static bool is_lazy(const rsc_node *v) { return v->kind == RSC_LAZY; }
+
+void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_chunk *from) {
+  (void)from;
+  rsc_scope *h = ref->handler;
+  rsc_node thrown;
+  for (uint32_t i = ref->path_pos; i < ref->path_len; i++) {
+    while (is_lazy(&value)) {
+      /* A lazy on a path was inserted for a blocked element: look inside. */
+      rsc_chunk *rc = value.u.chunk;
+      if (rc == h->chunk) {
+        value = h->value;
+        continue;
+      }
+      rsc__read_chunk(d, rc);
+      switch (rc->state) {
+      case CS_FULFILLED:
+        value = rc->value;
+        continue;
+      case CS_BLOCKED: {
+        rsc_scope *cyc = rsc__resolve_blocked_cycle(rc, ref, 0);
+        if (cyc) {
+          value = cyc->value;
+          continue;
+        }
+      }
+        /* fall through */
+      case CS_PENDING:
+        ref->path_pos = i;
+        rsc__add_listener(d, rc, LK_REF, ref, NULL, NULL, rsc__mk(RSC_NONE));
+        return;
+      case CS_HALTED:
+        return;
+      default:
+        rsc__reject_reference(d, h, rc->reason);
+        return;
+      }
+    }
+    rsc_node next;
+    if (!rsc__step(d, &value, ref->path[i], &next)) {
+      rsc__reject_reference(d, h, rsc__error_node(d, "Invalid reference.", NULL));
+      return;
+    }
+    value = next;
+  }
+  while (is_lazy(&value)) {
+    rsc_chunk *rc = value.u.chunk;
+    if (rc == h->chunk) {
+      value = h->value;
+      continue;
+    }
+    rsc__read_chunk(d, rc);
+    if (rc->state == CS_FULFILLED) {
+      value = rc->value;
+      continue;
+    }
+    break;
+  }
+  rsc_node mapped;
+  if (!rsc__apply_map(d, ref->map, value, &mapped, &thrown)) {
+    if (d->err.code) return;
+    rsc__reject_reference(d, h, thrown);
+    return;
+  }
+  *ref->slot = mapped;
+  if (ref->key_index == -2 && h->value.kind == RSC_NULL) h->value = mapped;
+  if (ref->tuple && rsc__is_marker(&ref->tuple[0]) && h->value.kind == RSC_ELEMENT) {
+    rsc_element *el = h->value.u.el;
+    if (ref->key_index == 3) el->props = mapped;
+    else if (ref->key_index == 4 && d->dev) el->owner = mapped;
+    else if (ref->key_index == 5 && d->dev) el->stack = mapped;
+  }
+  h->deps--;
+  if (h->deps == 0) {
+    rsc_chunk *c = h->chunk;
+    if (!c || c->state != CS_BLOCKED) return;
+    rsc_listener *list = detach(c);
+    c->value = h->value;
+    if (h->stream_value) c->stream = h->stream_value;
+    rsc__settle(d, c, CS_FULFILLED);
+    wake_chunk(d, list, c->value, c);
+  }
+}
+
+/* ---- state transitions ---------------------------------------------------- */
+
+static void stream_error(rsc_decoder *d, rsc_stream *s, rsc_node e);
+
+void rsc__trigger_error(rsc_decoder *d, rsc_chunk *c, rsc_node error) {
+  if (c->state != CS_PENDING && c->state != CS_BLOCKED) {
+    if (c->stream) stream_error(d, c->stream, error);
+    return;
+  }
+  rsc_listener *list = detach(c);
+  c->reason = error;
+  rsc__settle(d, c, CS_REJECTED);
+  reject_chunk(d, list, error);
+}
+
+void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
+  if (d->init_depth >= 2000) {
+    /* A reference chain deeper than this would risk the C stack. */
+    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id,
+              "reference chain too deep to initialise");
+    return;
+  }
+  rsc_scope *prev_handler = d->initializing_handler;
+  rsc_chunk *prev_chunk = d->initializing_chunk;
+  d->initializing_handler = NULL;
+  rsc_node json = c->value;
+  bool failed = c->json_failed;
+  const char *json_error = c->json_error;
+  /* Blocked while we parse, so a cycle back to c waits instead of looping. */
+  c->state = CS_BLOCKED;
+  c->value = rsc__mk(RSC_NULL);
+  c->has_json = 0;
+  d->initializing_chunk = c;
+  d->init_depth++;
+  rsc_node thrown;
+  bool ok;
+  /* The root's holder ({"": root} in React) outlives this call: a
+   * reference that resolves later writes into it. */
+  rsc_node *holder = rsc__alloc_nodes(d, 1);
+  if (!holder) {
+    thrown = rsc__mk(RSC_NULL);
+    ok = false;
+  } else if (failed) {
+    thrown = rsc__error_node(d, json_error, NULL);
+    ok = false;
+  } else {
+    *holder = json;
+    ok = rsc__revive(d, holder, &thrown);
+    json = *holder;
+  }
+  if (ok) {
+    rsc_listener *self = detach(c);
+    for (rsc_listener *l = self; l; l = l->next) {
+      if (l->kind == LK_REF) rsc__fulfill_reference(d, l->ref, json, c);
+      else run_listener(d, l, json, c, false);
+    }
+    rsc_scope *h = d->initializing_handler;
+    if (h && h->errored) {
+      thrown = h->reason;
+      ok = false;
+    } else if (h && h->deps > 0) {
+      h->value = json;
+      h->chunk = c;
+    } else {
+      c->value = json;
+      rsc__settle(d, c, CS_FULFILLED);
+    }
+  }
+  if (!ok) {
+    c->reason = thrown;
+    rsc__settle(d, c, CS_REJECTED);
+  }
+  d->init_depth--;
+  d->initializing_handler = prev_handler;
+  d->initializing_chunk = prev_chunk;
+}
+
+void rsc__read_chunk(rsc_decoder *d, rsc_chunk *c) {
+  if (c->state == CS_RESOLVED_MODEL) rsc__init_model_chunk(d, c);
+}
+
+static void resolve_model_chunk(rsc_decoder *d, rsc_chunk *c, rsc_node json,
+                                const char *json_error) {
+  rsc_listener *list = detach(c);
+  c->state = CS_RESOLVED_MODEL;
+  c->value = json;
+  c->has_json = 1;
+  c->json_failed = json_error != NULL;
+  c->json_error = json_error;
+  if (list) {
+    /* Something waits already: parse now (React reads it eagerly too). */
+    rsc__init_model_chunk(d, c);
+    wake_if_initialized(d, c, list);
+  }
+}
+
+void rsc__resolve_model(rsc_decoder *d, int64_t id, rsc_node json, const char *json_error);
+
+/* ---- streams ---------------------------------------------------------------- */
+
+static bool stream_grow(rsc_decoder *d, rsc_stream *s) {
+  if (s->len < s->cap) return true;
+  uint32_t cap = s->cap ? s->cap * 2 : 8;
+  if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
+    rsc_node *n = rsc__alloc_nodes(d, cap);
+    if (!n) return false;
+    if (s->len) memcpy(n, s->items, s->len * sizeof *n);
+    s->items = n;
+  } else {
+    rsc_chunk **n = (rsc_chunk **)rsc__alloc(d, cap * sizeof *n);
+    if (!n) return false;
+    if (s->len) memcpy(n, s->slots, s->len * sizeof *n);
+    s->slots = n;
+  }
+  s->cap = cap;
+  return true;
+}
+
+static void stream_push(rsc_decoder *d, rsc_stream *s, rsc_node v) {
+  if (s->end != RSC_STREAM_OPEN) return; /* a closed or errored stream drops it */
+  if (!stream_grow(d, s)) {
+    rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
+    return;
+  }
+  s->items[s->len++] = v;
+}
+
+/* The web stream's controller.error(): queued items are discarded. */
+static void stream_set_error(rsc_decoder *d, rsc_stream *s, rsc_node e) {
+  (void)d;
+  if (s->end != RSC_STREAM_OPEN) return;
+  s->end = RSC_STREAM_ERRORED;
+  s->end_value = e;
+  s->len = 0;
+}
+
+rsc_chunk *rsc__stream_slot(rsc_decoder *d, rsc_stream *s, uint32_t i) {
+  while (s->len <= i) {
+    if (!stream_grow(d, s)) return NULL;
+    rsc_chunk *c = rsc__new_chunk(d, CS_PENDING);
+    if (!c) return NULL;
+    s->slots[s->len++] = c;
+  }
+  return s->slots[i];
+}
+
+/* {"done": done, "value": json} for an iterator result (React wraps the row
+ * text the same way before parsing it). */
+static rsc_node iter_result(rsc_decoder *d, bool done, rsc_node value) {
+  rsc_member *m = (rsc_member *)rsc__alloc(d, 2 * sizeof *m);
+  rsc_node o = rsc__mk(RSC_OBJECT);
+  if (!m) return o;
+  m[0].key = "done";
+  m[0].klen = 4;
+  m[0].val = rsc__mk(RSC_BOOL);
+  m[0].val.u.boolean = done;
+  m[1].key = "value";
+  m[1].klen = 5;
+  m[1].val = value;
+  o.u.members = m;
+  o.len = 2;
+  if (value.flags & (NF_DOLLAR | NF_WALK)) o.flags |= NF_WALK;
+  return o;
+}
+
+static void iterable_enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json,
+                                   const char *json_error, bool done) {
+  rsc_chunk *slot = rsc__stream_slot(d, s, s->next_write);
+  if (!slot) return;
+  s->next_write++;
+  rsc_node wrapped = json_error ? json : iter_result(d, done, json);
+  if (slot->state == CS_PENDING) resolve_model_chunk(d, slot, wrapped, json_error);
+}
+
+static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const char *json_error) {
+  if (s->kind == RSC_STREAM_ITERABLE || s->kind == RSC_STREAM_ITERATOR) {
+    iterable_enqueue_model(d, s, json, json_error, false);
+    return;
+  }
+  if (!s->previous_blocked) {
+    rsc_chunk *c = rsc__new_chunk(d, CS_RESOLVED_MODEL);
+    if (!c) return;
+    c->value = json;
+    c->has_json = 1;
+    c->json_failed = json_error != NULL;
+    c->json_error = json_error;
+    rsc__init_model_chunk(d, c);
+    if (c->state == CS_FULFILLED) {
+      stream_push(d, s, c->value);
+    } else {
+      rsc__add_listener(d, c, LK_STREAM_ENQUEUE, NULL, s, NULL, rsc__mk(RSC_NONE));
+      s->previous_blocked = c;
+      if (c->state == CS_REJECTED) {
+        rsc_listener *list = detach(c);
+        reject_chunk(d, list, c->reason);
+      }
+    }
+  } else {
+    /* Wait behind the blocked item so values keep their order. */
+    rsc_chunk *blocked = s->previous_blocked;
+    rsc_chunk *c = rsc__new_chunk(d, CS_PENDING);
+    if (!c) return;
+    rsc__add_listener(d, c, LK_STREAM_ENQUEUE, NULL, s, NULL, rsc__mk(RSC_NONE));
+    s->previous_blocked = c;
+    rsc__add_listener(d, blocked, LK_STREAM_RESUME, NULL, s, c, json);
+    if (json_error) c->json_error = json_error;
+  }
+}
+
+static void enqueue_value(rsc_decoder *d, rsc_stream *s, rsc_node v) {
+  if (s->kind == RSC_STREAM_ITERABLE || s->kind == RSC_STREAM_ITERATOR) {
+    rsc_chunk *slot = rsc__stream_slot(d, s, s->next_write);
+    if (!slot) return;
+    s->next_write++;
+    if (slot->state != CS_PENDING) return;
+    rsc_listener *list = detach(slot);
+    slot->value = iter_result(d, false, v);
+    rsc__settle(d, slot, CS_FULFILLED);
+    wake_if_initialized(d, slot, list);
+    return;
+  }
+  if (!s->previous_blocked) stream_push(d, s, v);
+  else rsc__add_listener(d, s->previous_blocked, LK_STREAM_ENQUEUE, NULL, s, NULL, v);
+}
+
+static void stream_close(rsc_decoder *d, rsc_stream *s, rsc_node json, const char *json_error) {
+  if (s->closed) return;
+  s->closed = true;
+  if (s->kind == RSC_STREAM_ITERABLE || s->kind == RSC_STREAM_ITERATOR) {
+    iterable_enqueue_model(d, s, json, json_error, true);
+    while (s->next_write < s->len) {
+      rsc_chunk *slot = s->slots[s->next_write++];
+      if (slot->state == CS_PENDING)
+        resolve_model_chunk(d, slot, iter_result(d, true, rsc__mk(RSC_UNDEFINED)), NULL);
+    }
+    return;
+  }
+  if (!s->previous_blocked) {
+    s->end = RSC_STREAM_DONE;
+    s->end_value = rsc__mk(RSC_UNDEFINED);
+  } else {
+    rsc_chunk *blocked = s->previous_blocked;
+    s->previous_blocked = NULL;
+    rsc__add_listener(d, blocked, LK_STREAM_CLOSE, NULL, s, NULL, rsc__mk(RSC_NONE));
+  }
+}
+
+static void stream_error(rsc_decoder *d, rsc_stream *s, rsc_node e) {
+  if (s->closed) return;
+  s->closed = true;
+  if (s->kind == RSC_STREAM_ITERABLE || s->kind == RSC_STREAM_ITERATOR) {
+    if (s->next_write == s->len && !rsc__stream_slot(d, s, s->len)) return;
+    while (s->next_write < s->len) rsc__trigger_error(d, s->slots[s->next_write++], e);
+    return;
+  }
+  if (!s->previous_blocked) {
+    stream_set_error(d, s, e);
+  } else {
+    rsc_chunk *blocked = s->previous_blocked;
+    s->previous_blocked = NULL;
+    rsc__add_listener(d, blocked, LK_STREAM_ERROR, NULL, s, NULL, e);
+  }
+}
+
+/* ---- row arrivals ---------------------------------------------------------- */
+
+static rsc_status duplicate(rsc_decoder *d) {
+  return rsc__fail(d, RSC_ERR_DUPLICATE_ROW, d->row_offset, d->row_id,
+                   "a second row for a chunk that is not a stream");
+}
+
+void rsc__resolve_model(rsc_decoder *d, int64_t id, rsc_node json, const char *json_error) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (!c) {
+    c = rsc__add_chunk(d, id, CS_RESOLVED_MODEL);
+    if (!c) return;
+    c->value = json;
+    c->has_json = 1;
+    c->json_failed = json_error != NULL;
+    c->json_error = json_error;
+    return;
+  }
+  if (c->state != CS_PENDING) {
+    if (c->stream && c->state == CS_FULFILLED) enqueue_model(d, c->stream, json, json_error);
+    else duplicate(d);
+    return;
+  }
+  resolve_model_chunk(d, c, json, json_error);
+}
+
+rsc_status rsc__resolve_value(rsc_decoder *d, int64_t id, rsc_node value) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (c && c->state != CS_PENDING) {
+    if (c->stream && c->state == CS_FULFILLED) {
+      enqueue_value(d, c->stream, value);
+      return d->err.code;
+    }
+    return duplicate(d);
+  }
+  if (!c) {
+    c = rsc__add_chunk(d, id, CS_FULFILLED);
+    if (!c) return d->err.code;
+    c->value = value;
+    rsc__settle(d, c, CS_FULFILLED);
+    return d->err.code;
+  }
+  /* React replaces a pending chunk here and its waiters hang (FLIGHT-
+   * PROTOCOL 2.8); resolving the existing chunk is the documented fix. */
+  rsc_listener *list = detach(c);
+  c->value = value;
+  rsc__settle(d, c, CS_FULFILLED);
+  wake_chunk(d, list, value, c);
+  return d->err.code;
+}
+
+rsc_status rsc__resolve_error_row(rsc_decoder *d, int64_t id, rsc_node error) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (!c) {
+    c = rsc__add_chunk(d, id, CS_REJECTED);
+    if (!c) return d->err.code;
+    c->reason = error;
+    rsc__settle(d, c, CS_REJECTED);
+    return d->err.code;
+  }
+  if (c->state != CS_PENDING && c->state != CS_BLOCKED && !c->stream) return duplicate(d);
+  rsc__trigger_error(d, c, error);
+  return d->err.code;
+}
+
+void rsc__resolve_module(rsc_decoder *d, int64_t id, rsc_node client_ref) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (!c) {
+    c = rsc__add_chunk(d, id, CS_FULFILLED);
+    if (!c) return;
+    c->value = client_ref;
+    rsc__settle(d, c, CS_FULFILLED);
+    return;
+  }
+  if (c->state != CS_PENDING && c->state != CS_BLOCKED) return; /* React ignores it */
+  rsc_listener *list = detach(c);
+  c->value = client_ref;
+  rsc__settle(d, c, CS_FULFILLED);
+  wake_chunk(d, list, client_ref, c);
+}
+
+void rsc__resolve_halt(rsc_decoder *d, int64_t id) {
+  rsc_chunk *c = rsc__get_chunk(d, id);
+  if (!c || (c->state != CS_PENDING && c->state != CS_BLOCKED)) return;
+  detach(c);
+  rsc__settle(d, c, CS_HALTED);
+}
+
+void rsc__start_stream(rsc_decoder *d, int64_t id, rsc_stream_kind kind) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (c && c->state != CS_PENDING) return; /* React ignores a second start */
+  rsc_stream *s = (rsc_stream *)rsc__alloc(d, sizeof *s);
+  if (!s) return;
+  memset(s, 0, sizeof *s);
+  s->kind = (uint8_t)kind;
+  rsc_node v = rsc__mk(RSC_STREAM);
+  v.u.stream = s;
+  if (!c) {
+    c = rsc__add_chunk(d, id, CS_FULFILLED);
+    if (!c) return;
+    s->owner = c;
+    c->stream = s;
+    c->value = v;
+    rsc__settle(d, c, CS_FULFILLED);
+    return;
+  }
+  rsc_listener *list = detach(c);
+  s->owner = c;
+  c->stream = s;
+  c->value = v;
+  rsc__settle(d, c, CS_FULFILLED);
+  wake_chunk(d, list, v, c);
+}
+
+void rsc__stop_stream(rsc_decoder *d, int64_t id, rsc_node json, bool has_json,
+                      const char *json_error) {
+  rsc_chunk *c = rsc__find_chunk(d, id);
+  if (!c || c->state != CS_FULFILLED || !c->stream) return;
+  if (!has_json) json = rsc__mk(RSC_UNDEFINED);
+  stream_close(d, c->stream, json, json_error);
+}
+
+void rsc__close(rsc_decoder *d) {
+  bool partial = (d->opt.flags & RSC_OPT_ALLOW_PARTIAL) != 0;
+  d->closed = true;
+  /* Chunks created while we go are visited too, as Map.forEach does. */
+  for (size_t i = 0; i < d->table.count && !d->err.code; i++) {
+    rsc_chunk *c = d->table.order[i];
+    if (c->state == CS_PENDING) {
+      if (partial) {
+        detach(c);
+        rsc__settle(d, c, CS_HALTED);
+      } else {
+        rsc__trigger_error(d, c, d->closed_error);
+      }
+    } else if (c->state == CS_FULFILLED && c->stream) {
+      if (partial) stream_close(d, c->stream, rsc__mk(RSC_UNDEFINED), NULL);
+      else stream_error(d, c->stream, d->closed_error);
+    }
+  }
+}

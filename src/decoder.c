@@ -1,0 +1,487 @@
+/* decoder.c - public entry points: new / feed / finish / free, and the row
+ * dispatch by tag (FLIGHT-PROTOCOL 2.2, 3) between the framer and the
+ * chunk table. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "chunks.h"
+#include "dump.h"
+#include "frame.h"
+#include "json.h"
+#include "revive.h"
+#include "utf8.h"
+
+static const char dev_row_message[] =
+    "Failed to read a RSC payload created by a development version of React on the server "
+    "while using a production version on the client. Always use matching versions on the "
+    "server and the client.";
+
+const char *rsc_version(void) { return RSC_VERSION_STRING; }
+
+rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t row,
+                     const char *msg) {
+  if (d->err.code == RSC_OK) {
+    d->err.code = code;
+    d->err.offset = offset;
+    d->err.row_id = row;
+    d->err.msg = msg;
+  }
+  return d->err.code;
+}
+
+void *rsc__alloc(rsc_decoder *d, size_t size) {
+  void *p = rsc__arena_alloc(&d->arena, size);
+  if (!p) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
+  return p;
+}
+
+rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
+  d->nodes += n;
+  if (d->nodes > d->opt.limits.max_nodes) {
+    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "too many values");
+    return NULL;
+  }
+  if (n > SIZE_MAX / sizeof(rsc_node)) return NULL;
+  return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
+}
+
+char *rsc__strdup(rsc_decoder *d, const char *s, size_t len) {
+  char *p = (char *)rsc__alloc(d, len + 1);
+  if (!p) return NULL;
+  if (len) memcpy(p, s, len);
+  p[len] = 0;
+  return p;
+}
+
+rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest) {
+  rsc_errval *e = (rsc_errval *)rsc__alloc(d, sizeof *e);
+  if (!e) return rsc__mk(RSC_NULL);
+  memset(e, 0, sizeof *e);
+  e->message = msg ? msg : "";
+  e->digest = digest ? rsc__str(RSC_STRING, digest, strlen(digest)) : rsc__mk(RSC_NONE);
+  e->cause = rsc__mk(RSC_NONE);
+  rsc_node n = rsc__mk(RSC_ERROR);
+  n.u.err = e;
+  return n;
+}
+
+void rsc_options_init(rsc_options *opt) {
+  if (!opt) return;
+  memset(opt, 0, sizeof *opt);
+}
+
+static void fill_limits(rsc_limits *l) {
+  if (!l->max_row_bytes) l->max_row_bytes = (uint64_t)256 << 20;
+  if (!l->max_depth) l->max_depth = 5000;
+  if (!l->max_nodes) l->max_nodes = (uint64_t)1 << 31;
+  if (!l->max_chunks) l->max_chunks = 1u << 24;
+  if (!l->max_path_hops) l->max_path_hops = 1024;
+}
+
+rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
+  rsc_options o;
+  if (opt) o = *opt;
+  else rsc_options_init(&o);
+  fill_limits(&o.limits);
+  rsc_alloc al = o.alloc;
+  rsc_decoder *d = (rsc_decoder *)rsc__heap_alloc(&al, sizeof *d);
+  if (!d) return NULL;
+  memset(d, 0, sizeof *d);
+  d->opt = o;
+  d->dev = (o.flags & RSC_OPT_DEV) != 0;
+  d->row_id = -1;
+  rsc__arena_init(&d->arena, &al);
+  d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);
+  d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
+  d->json = d->frame ? rsc__json_new(d) : NULL;
+  d->closed_error = rsc__error_node(d, "Connection closed.", NULL);
+  /* The root is awaited from the start, as a caller of createFromNodeStream
+   * does: its row is revived as soon as it arrives. */
+  rsc_chunk *root = d->json ? rsc__add_chunk(d, 0, CS_PENDING) : NULL;
+  if (!root || d->closed_error.kind != RSC_ERROR ||
+      (!(o.flags & RSC_OPT_LAZY_ROOT) &&
+       !rsc__add_listener(d, root, LK_NOOP, NULL, NULL, NULL, rsc__mk(RSC_NONE)))) {
+    rsc_decoder_free(d);
+    return NULL;
+  }
+  return d;
+}
+
+void rsc_decoder_free(rsc_decoder *d) {
+  if (!d) return;
+  rsc_alloc al = d->opt.alloc;
+  rsc__json_free((rsc_json *)d->json);
+  rsc__frame_free(d->frame);
+  rsc__heap_free(&al, d->table.slots);
+  rsc__heap_free(&al, d->table.order);
+  rsc__heap_free(&al, d->jobs);
+  rsc__arena_free(&d->arena);
+  rsc__heap_free(&al, d);
+}
+
+const rsc_error *rsc_decoder_error(const rsc_decoder *d) { return &d->err; }
+int rsc_decoder_is_dev(const rsc_decoder *d) { return d && d->dev; }
+uint64_t rsc_decoder_bytes(const rsc_decoder *d) { return d ? rsc__frame_offset(d->frame) : 0; }
+size_t rsc_decoder_peak_memory(const rsc_decoder *d) { return d ? d->arena.peak : 0; }
+
+/* ---- row dispatch --------------------------------------------------------- */
+
+/* TextDecoder drops a byte-order mark at the start of each row (19.3.1). */
+static void strip_bom(const uint8_t **p, size_t *n) {
+  if (*n >= 3 && (*p)[0] == 0xEF && (*p)[1] == 0xBB && (*p)[2] == 0xBF) {
+    *p += 3;
+    *n -= 3;
+  }
+}
+
+/* JSON.parse of a row; the failure message for a SyntaxError, or a fatal
+ * decoder error (memory, limits). */
+static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
+                       rsc_node *out, const char **syntax) {
+  *syntax = NULL;
+  /* A shifted start (BOM, hint code) keeps the same bytes after the end. */
+  bool padded = row->padded;
+  json_result r = rsc__json_parse((rsc_json *)d->json, p, n, padded, out, syntax);
+  switch (r) {
+  case JSON_OK:
+    return true;
+  case JSON_SYNTAX:
+    return true;
+  case JSON_LIMIT:
+    rsc__fail(d, RSC_ERR_LIMIT, row->data_offset, row->id, "JSON nested deeper than the depth limit");
+    return false;
+  default:
+    rsc__fail(d, RSC_ERR_NOMEM, row->data_offset, row->id, "out of memory");
+    return false;
+  }
+}
+
+static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n) {
+  if (!rsc__utf8_valid(p, n)) {
+    size_t fixed_len;
+    uint8_t *fixed = rsc__utf8_repair(d, p, n, &fixed_len);
+    if (!fixed) return rsc__mk(RSC_NONE);
+    return rsc__str(RSC_STRING, (const char *)fixed, fixed_len);
+  }
+  const char *s = rsc__strdup(d, (const char *)p, n);
+  if (!s) return rsc__mk(RSC_NONE);
+  return rsc__str(RSC_STRING, s, n);
+}
+
+static int binary_kind(uint8_t tag, size_t *elem) {
+  *elem = 1;
+  switch (tag) {
+  case 'A': return RSC_ARRAY_BUFFER;
+  case 'O': return RSC_INT8;
+  case 'o': case 'b': return RSC_UINT8;
+  case 'U': return RSC_UINT8_CLAMPED;
+  case 'S': *elem = 2; return RSC_INT16;
+  case 's': *elem = 2; return RSC_UINT16;
+  case 'L': *elem = 4; return RSC_INT32;
+  case 'l': *elem = 4; return RSC_UINT32;
+  case 'G': *elem = 4; return RSC_FLOAT32;
+  case 'g': *elem = 8; return RSC_FLOAT64;
+  case 'M': *elem = 8; return RSC_BIGINT64;
+  case 'm': *elem = 8; return RSC_BIGUINT64;
+  case 'V': return RSC_DATA_VIEW;
+  default: return -1;
+  }
+}
+
+static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n) {
+  uint8_t *b = (uint8_t *)rsc__alloc(d, n ? n : 1);
+  if (!b) return rsc__mk(RSC_NONE);
+  if (n) memcpy(b, p, n);
+  rsc_node v = rsc__mk(RSC_BINARY);
+  v.sub = (uint8_t)kind;
+  v.u.bytes = b;
+  v.len = (uint32_t)n;
+  return v;
+}
+
+/* E rows: bare JSON.parse, then the error as the client builds it. */
+static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
+  rsc_node info;
+  const char *syntax;
+  if (!parse_json(d, row, p, n, &info, &syntax)) return d->err.code;
+  if (syntax)
+    return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "E row is not valid JSON");
+  rsc_node e = rsc__error_node(d, d->dev ? rsc__dev_default_error : rsc__generic_error, NULL);
+  if (e.kind != RSC_ERROR) return d->err.code;
+  rsc_node tmp;
+  if (rsc__step(d, &info, (rsc_key){"digest", 6}, &tmp)) e.u.err->digest = tmp;
+  if (d->dev) {
+    /* React's DEV client needs a stack array and crashes without one
+     * (FLIGHT-PROTOCOL 3.4); either shape is accepted here. */
+    if (rsc__step(d, &info, (rsc_key){"message", 7}, &tmp) && tmp.kind == RSC_STRING && tmp.len)
+      e.u.err->message = tmp.u.str;
+    if (rsc__step(d, &info, (rsc_key){"name", 4}, &tmp) && tmp.kind == RSC_STRING)
+      e.u.err->name = tmp.u.str;
+    if (rsc__step(d, &info, (rsc_key){"env", 3}, &tmp) && tmp.kind == RSC_STRING)
+      e.u.err->env = tmp.u.str;
+    if (rsc__step(d, &info, (rsc_key){"cause", 5}, &tmp)) {
+      /* 19.3.1 revives cause as a reference. */
+      rsc_node *holder = rsc__alloc_nodes(d, 1);
+      if (!holder) return d->err.code;
+      *holder = tmp;
+      rsc_node thrown;
+      rsc_scope *prev = d->initializing_handler;
+      d->initializing_handler = NULL;
+      if (rsc__revive(d, holder, &thrown)) e.u.err->cause = *holder;
+      d->initializing_handler = prev;
+    }
+  }
+  return rsc__resolve_error_row(d, row->id, e);
+}
+
+/* I rows: the metadata, revived, as a client reference (FLIGHT-PROTOCOL 3.2). */
+static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
+  rsc_node meta;
+  const char *syntax;
+  if (!parse_json(d, row, p, n, &meta, &syntax)) return d->err.code;
+  if (syntax)
+    return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "I row is not valid JSON");
+  rsc_node thrown;
+  rsc_node *holder = rsc__alloc_nodes(d, 1); /* later fills land here */
+  if (!holder) return d->err.code;
+  *holder = meta;
+  rsc_scope *prev = d->initializing_handler;
+  d->initializing_handler = NULL;
+  rsc__revive(d, holder, &thrown);
+  d->initializing_handler = prev;
+  if (d->err.code) return d->err.code;
+  meta = *holder;
+  rsc_client_ref *cr = (rsc_client_ref *)rsc__alloc(d, sizeof *cr);
+  if (!cr) return d->err.code;
+  cr->metadata = meta;
+  cr->id = cr->chunks = cr->name = rsc__mk(RSC_UNDEFINED);
+  if (meta.kind == RSC_ARRAY) {
+    /* webpack / turbopack: [id, chunks, name] plus a 4th slot when async. */
+    if (meta.len > 0) cr->id = meta.u.items[0];
+    if (meta.len > 1) cr->chunks = meta.u.items[1];
+    if (meta.len > 2) cr->name = meta.u.items[2];
+    cr->is_async = meta.len >= 4;
+  } else if (meta.kind == RSC_OBJECT) {
+    /* Older webpack metadata: {id, chunks, name, async}. */
+    rsc_node tmp;
+    if (rsc__step(d, &meta, (rsc_key){"id", 2}, &tmp)) cr->id = tmp;
+    if (rsc__step(d, &meta, (rsc_key){"chunks", 6}, &tmp)) cr->chunks = tmp;
+    if (rsc__step(d, &meta, (rsc_key){"name", 4}, &tmp)) cr->name = tmp;
+    if (rsc__step(d, &meta, (rsc_key){"async", 5}, &tmp))
+      cr->is_async = tmp.kind == RSC_BOOL ? tmp.u.boolean : tmp.kind != RSC_NULL;
+  }
+  rsc_node v = rsc__mk(RSC_CLIENT_REF);
+  v.u.cref = cr;
+  rsc__resolve_module(d, row->id, v);
+  return d->err.code;
+}
+
+static rsc_status hint_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
+  if (n == 0)
+    return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "H row without a hint code");
+  char code = (char)p[0];
+  rsc_node v;
+  const char *syntax;
+  if (!parse_json(d, row, p + 1, n - 1, &v, &syntax)) return d->err.code;
+  if (syntax)
+    return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "H row is not valid JSON");
+  rsc_node thrown;
+  rsc_node *holder = rsc__alloc_nodes(d, 1); /* later fills land here */
+  if (!holder) return d->err.code;
+  *holder = v;
+  rsc_scope *prev = d->initializing_handler;
+  d->initializing_handler = NULL;
+  rsc__revive(d, holder, &thrown);
+  d->initializing_handler = prev;
+  v = *holder;
+  if (d->err.code) return d->err.code;
+  if (d->opt.on_event) {
+    rsc_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = RSC_EVENT_HINT;
+    ev.chunk_id = -1;
+    ev.tag = code;
+    ev.value = &v;
+    if (d->opt.on_event(d->opt.event_ctx, &ev) != 0)
+      return rsc__fail(d, RSC_ERR_USER, row->offset, row->id, "stopped by the consumer hook");
+  }
+  return RSC_OK;
+}
+
+static rsc_status debug_event(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
+  if (!d->opt.on_event) return RSC_OK;
+  rsc_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = RSC_EVENT_DEBUG_ROW;
+  ev.chunk_id = row->tag == 'N' || row->tag == 'W' ? -1 : row->id;
+  ev.tag = (char)row->tag;
+  ev.text = (const char *)p;
+  ev.text_len = n;
+  if (d->opt.on_event(d->opt.event_ctx, &ev) != 0)
+    return rsc__fail(d, RSC_ERR_USER, row->offset, row->id, "stopped by the consumer hook");
+  return RSC_OK;
+}
+
+static rsc_status model_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
+  rsc_node json;
+  const char *syntax;
+  if (!parse_json(d, row, p, n, &json, &syntax)) return d->err.code;
+  rsc__resolve_model(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, syntax);
+  return d->err.code;
+}
+
+static rsc_status on_row(void *ctx, const rsc_row *row) {
+  rsc_decoder *d = (rsc_decoder *)ctx;
+  if (d->err.code) return d->err.code;
+  d->row_offset = row->offset;
+  d->row_id = row->id;
+  uint8_t tag = row->tag;
+  bool first = !d->saw_first_row;
+  d->saw_first_row = true;
+  if (first && tag == 'N') d->dev = true; /* a development server's first row */
+  if (d->opt.limits.max_total_bytes && rsc__frame_offset(d->frame) > d->opt.limits.max_total_bytes)
+    return rsc__fail(d, RSC_ERR_LIMIT, d->opt.limits.max_total_bytes, row->id,
+                     "stream exceeds the total size limit");
+  const uint8_t *p = row->data;
+  size_t n = row->len;
+  size_t elem;
+  int bkind = binary_kind(tag, &elem);
+
+  if (d->opt.flags & RSC_OPT_PARSE_ONLY) {
+    if (bkind >= 0 || tag == 'T' || tag == 'N' || tag == 'R' || tag == 'r' || tag == 'X' ||
+        tag == 'x' || n == 0)
+      return RSC_OK;
+    if (tag == 'H') p++, n--;
+    rsc__json_parse_only((rsc_json *)d->json, p, n, row->padded);
+    return RSC_OK;
+  }
+
+  if (bkind >= 0) {
+    if (tag == 'b') {
+      /* A piece of a byte stream: enqueued as it arrives. */
+      rsc_node v = binary_node(d, RSC_UINT8, p, n);
+      if (v.kind == RSC_NONE) return d->err.code;
+      return rsc__resolve_value(d, row->id, v);
+    }
+    /* A view holds floor(len / element size) elements (FLIGHT-PROTOCOL 2.4). */
+    rsc_node v = binary_node(d, bkind, p, n - n % elem);
+    if (v.kind == RSC_NONE) return d->err.code;
+    return rsc__resolve_value(d, row->id, v);
+  }
+  strip_bom(&p, &n);
+  switch (tag) {
+  case 'T': {
+    rsc_node v = text_node(d, p, n);
+    if (v.kind == RSC_NONE) return d->err.code;
+    return rsc__resolve_value(d, row->id, v);
+  }
+  case 'I':
+    return module_row(d, row, p, n);
+  case 'H':
+    return hint_row(d, row, p, n);
+  case 'E':
+    return error_row(d, row, p, n);
+  case 'N':
+  case 'D':
+  case 'J':
+  case 'W':
+    if (!d->dev) return rsc__fail(d, RSC_ERR_DEV_ROW, row->offset, row->id, dev_row_message);
+    if (debug_event(d, row, p, n) != RSC_OK) return d->err.code;
+    if (tag == 'J') return model_row(d, row, p, n); /* I/O info resolves its chunk */
+    return RSC_OK;
+  case 'R':
+    rsc__start_stream(d, row->id, RSC_STREAM_TEXT);
+    return d->err.code;
+  case 'r':
+    rsc__start_stream(d, row->id, RSC_STREAM_BYTES);
+    return d->err.code;
+  case 'X':
+    rsc__start_stream(d, row->id, RSC_STREAM_ITERABLE);
+    return d->err.code;
+  case 'x':
+    rsc__start_stream(d, row->id, RSC_STREAM_ITERATOR);
+    return d->err.code;
+  case 'C': {
+    if (n == 0) {
+      rsc__stop_stream(d, row->id, rsc__mk(RSC_UNDEFINED), false, NULL);
+      return d->err.code;
+    }
+    rsc_node json;
+    const char *syntax;
+    if (!parse_json(d, row, p, n, &json, &syntax)) return d->err.code;
+    rsc__stop_stream(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, true, syntax);
+    return d->err.code;
+  }
+  default:
+    if (n == 0 && d->dev) {
+      rsc__resolve_halt(d, row->id); /* "<id>:\n" in a development stream */
+      return d->err.code;
+    }
+    return model_row(d, row, p, n);
+  }
+}
+
+rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
+  if (!d) return RSC_ERR_STATE;
+  if (d->err.code) return d->err.code;
+  if (d->finished)
+    return rsc__fail(d, RSC_ERR_STATE, rsc__frame_offset(d->frame), -1, "feed after finish");
+  if (len == 0) return RSC_OK;
+  rsc_error ferr = {RSC_OK, 0, -1, NULL};
+  rsc_status st = rsc__frame_feed(d->frame, (const uint8_t *)buf, len, on_row, d, &ferr);
+  if (st != RSC_OK && d->err.code == RSC_OK)
+    rsc__fail(d, ferr.code ? ferr.code : st, ferr.offset, ferr.row_id, ferr.msg);
+  d->row_id = -1;
+  return d->err.code;
+}
+
+rsc_status rsc_decoder_finish(rsc_decoder *d) {
+  if (!d) return RSC_ERR_STATE;
+  if (d->finished || d->err.code) return d->err.code;
+  d->finished = true;
+  d->row_offset = rsc__frame_offset(d->frame);
+  d->row_id = -1;
+  /* A row without its final LF, or an empty length row at the very end, is
+   * dropped as React drops it (FLIGHT-PROTOCOL 2.3). */
+  if (d->opt.flags & RSC_OPT_PARSE_ONLY) return RSC_OK;
+  rsc__close(d);
+  if (d->err.code) return d->err.code;
+  /* Revive everything the root reaches, as a consumer reading it would. */
+  rsc__force(d);
+  return d->err.code;
+}
+
+rsc_decoder *rsc_decode(const char *buf, size_t len, const rsc_options *opt, rsc_error *err) {
+  rsc_decoder *d = rsc_decoder_new(opt);
+  if (!d) {
+    if (err) {
+      err->code = RSC_ERR_NOMEM;
+      err->offset = 0;
+      err->row_id = -1;
+      err->msg = "out of memory";
+    }
+    return NULL;
+  }
+  rsc_decoder_feed(d, buf, len);
+  rsc_decoder_finish(d);
+  if (err) *err = d->err;
+  return d;
+}
+
+const char *rsc_status_name(rsc_status code) {
+  switch (code) {
+  case RSC_OK: return "ok";
+  case RSC_ERR_NOMEM: return "out of memory";
+  case RSC_ERR_BAD_ID: return "bad row id";
+  case RSC_ERR_BAD_LENGTH: return "bad row length";
+  case RSC_ERR_DUPLICATE_ROW: return "duplicate row";
+  case RSC_ERR_DEV_ROW: return "development row in production mode";
+  case RSC_ERR_BAD_ROW: return "bad row";
+  case RSC_ERR_LIMIT: return "limit exceeded";
+  case RSC_ERR_USER: return "stopped by the consumer";
+  case RSC_ERR_STATE: return "bad state";
+  default: return "unknown error";
+  }
+}
+
+void rsc_free(void *p) { free(p); }

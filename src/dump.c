@@ -1,0 +1,788 @@
+/* dump.c - the canonical dump of the root (spec CANONICAL-DUMP.md).
+ *
+ * The walk keeps its own stack, so a graph 10^5 lazies deep prints without
+ * deepening the C stack. A value with identity met a second time prints as
+ * {"$":"ref","to":<JSON Pointer of its first place>}. The same walk, with
+ * printing off, is how finish() reads every reachable chunk. */
+#include "dump.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chunks.h"
+#include "json.h"
+#include "revive.h"
+
+/* ---- output buffer ------------------------------------------------------- */
+
+typedef struct sbuf {
+  char *p;
+  size_t len, cap;
+  bool oom;
+  bool off; /* printing disabled (the force walk) */
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+  if (b->off || b->oom) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *np = (char *)realloc(b->p, cap);
+    if (!np) {
+      b->oom = true;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+}
+static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* A JSON string as JSON.stringify writes it (ES2019): lone surrogates, kept
+ * as WTF-8 inside, come out as lowercase \udxxx escapes. */
+static void sb_string(sbuf *b, const char *s, size_t n) {
+  if (b->off) return;
+  sb_put(b, "\"", 1);
+  size_t run = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t c = (uint8_t)s[i];
+    const char *esc = NULL;
+    char tmp[8];
+    size_t skip = 0;
+    if (c == '"') esc = "\\\"";
+    else if (c == '\\') esc = "\\\\";
+    else if (c == '\n') esc = "\\n";
+    else if (c == '\r') esc = "\\r";
+    else if (c == '\t') esc = "\\t";
+    else if (c == '\b') esc = "\\b";
+    else if (c == '\f') esc = "\\f";
+    else if (c < 0x20) {
+      snprintf(tmp, sizeof tmp, "\\u%04x", c);
+      esc = tmp;
+    } else if (c == 0xED && i + 2 < n && ((uint8_t)s[i + 1] & 0xE0) == 0xA0) {
+      unsigned cp = 0xD000u | (((uint8_t)s[i + 1] & 0x3Fu) << 6) | ((uint8_t)s[i + 2] & 0x3Fu);
+      snprintf(tmp, sizeof tmp, "\\u%04x", cp);
+      esc = tmp;
+      skip = 2;
+    }
+    if (esc) {
+      sb_put(b, s + i - run, run);
+      run = 0;
+      sb_puts(b, esc);
+      i += skip;
+    } else {
+      run++;
+    }
+  }
+  sb_put(b, s + n - run, run);
+  sb_put(b, "\"", 1);
+}
+
+static void sb_base64(sbuf *b, const uint8_t *p, size_t n) {
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  if (b->off) return;
+  sb_put(b, "\"", 1);
+  char out[4];
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+    out[0] = tab[v >> 18];
+    out[1] = tab[(v >> 12) & 63];
+    out[2] = tab[(v >> 6) & 63];
+    out[3] = tab[v & 63];
+    sb_put(b, out, 4);
+  }
+  if (i < n) {
+    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+    out[0] = tab[v >> 18];
+    out[1] = tab[(v >> 12) & 63];
+    out[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+    out[3] = '=';
+    sb_put(b, out, 4);
+  }
+  sb_put(b, "\"", 1);
+}
+
+/* ---- identity map: first place of each shared value ------------------------ */
+
+typedef struct seen_map {
+  uintptr_t *keys;
+  char **paths;
+  size_t cap, count;
+} seen_map;
+
+static uint64_t hash_ptr(uintptr_t p) {
+  uint64_t x = (uint64_t)p;
+  x ^= x >> 31;
+  x *= 0x7fb5d329728ea185ull;
+  x ^= x >> 27;
+  return x;
+}
+
+static const char *seen_get(seen_map *m, uintptr_t k) {
+  if (!m->cap) return NULL;
+  size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
+  while (m->keys[h]) {
+    if (m->keys[h] == k) return m->paths[h];
+    h = (h + 1) & (m->cap - 1);
+  }
+  return NULL;
+}
+
+static bool seen_put(seen_map *m, uintptr_t k, char *path) {
+  if ((m->count + 1) * 2 > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    uintptr_t *keys = (uintptr_t *)calloc(cap, sizeof *keys);
+    char **paths = (char **)calloc(cap, sizeof *paths);
+    if (!keys || !paths) {
+      free(keys);
+      free(paths);
+      return false;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+      if (!m->keys[i]) continue;
+      size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
+      while (keys[h]) h = (h + 1) & (cap - 1);
+      keys[h] = m->keys[i];
+      paths[h] = m->paths[i];
+    }
+    free(m->keys);
+    free(m->paths);
+    m->keys = keys;
+    m->paths = paths;
+    m->cap = cap;
+  }
+  size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
+  while (m->keys[h]) h = (h + 1) & (m->cap - 1);
+  m->keys[h] = k;
+  m->paths[h] = path;
+  m->count++;
+  return true;
+}
+
+static void seen_free(seen_map *m) {
+  for (size_t i = 0; i < m->cap; i++) free(m->paths[i]);
+  free(m->keys);
+  free(m->paths);
+}
+
+/* ---- the walk ----------------------------------------------------------------- */
+
+/* What a slot of a composite prints. */
+typedef enum child_kind {
+  C_NODE,    /* a value                                                  */
+  C_TEXT,    /* a literal JSON string (tags, statuses)                   */
+  C_TRUE,    /* true                                                     */
+  C_OPEN,    /* "open" (a stream that never ended)                       */
+  C_ITEMS,   /* a JSON array of values from items[0..n) (stride 1)       */
+  C_PAIRS,   /* a JSON array of [k, v] pairs from items[0..2n)           */
+  C_PAIR,    /* one [k, v] pair                                          */
+  C_MEMBERS, /* an object's members, printed without the "$" escape      */
+  C_BASE64,  /* bytes as a base64 string                                 */
+  C_SLOTS,   /* an async iterable's items (result slots)                 */
+  C_END      /* a stream's end                                           */
+} child_kind;
+
+typedef struct child {
+  const char *key; /* member name, or NULL inside arrays */
+  uint32_t klen;
+  uint8_t kind;
+  const rsc_node *node;
+  rsc_node inline_node;
+  const rsc_node *items;
+  size_t n;
+  const char *text;
+  size_t text_len;
+  const rsc_stream *stream;
+} child;
+
+typedef struct frame {
+  child *kids;
+  size_t n, pos;
+  bool object;
+  bool fresh; /* inside a client reference: printed anew, never a ref */
+  size_t path_len; /* the path of this composite */
+} frame;
+
+typedef struct walker {
+  rsc_decoder *d;
+  sbuf out;
+  seen_map seen;
+  frame *stack;
+  size_t depth, cap;
+  char *path;
+  size_t path_len, path_cap;
+  int indent;
+  bool fail;
+  bool fresh; /* the value being visited sits inside a client reference */
+} walker;
+
+static void path_set(walker *w, size_t len) { w->path_len = len; }
+
+static void path_push(walker *w, const char *seg, size_t n) {
+  size_t need = w->path_len + 2 * n + 2;
+  if (need > w->path_cap) {
+    size_t cap = w->path_cap ? w->path_cap : 256;
+    while (cap < need) cap *= 2;
+    char *p = (char *)realloc(w->path, cap);
+    if (!p) {
+      w->fail = true;
+      return;
+    }
+    w->path = p;
+    w->path_cap = cap;
+  }
+  w->path[w->path_len++] = '/';
+  for (size_t i = 0; i < n; i++) {
+    if (seg[i] == '~') {
+      w->path[w->path_len++] = '~';
+      w->path[w->path_len++] = '0';
+    } else if (seg[i] == '/') {
+      w->path[w->path_len++] = '~';
+      w->path[w->path_len++] = '1';
+    } else {
+      w->path[w->path_len++] = seg[i];
+    }
+  }
+}
+
+static void newline(walker *w, size_t depth) {
+  if (!w->indent || w->out.off) return;
+  sb_put(&w->out, "\n", 1);
+  for (size_t i = 0; i < depth * (size_t)w->indent; i++) sb_put(&w->out, " ", 1);
+}
+
+static child *kids_alloc(walker *w, size_t n) {
+  child *k = (child *)calloc(n ? n : 1, sizeof *k);
+  if (!k) w->fail = true;
+  return k;
+}
+
+static void kid_text(child *c, const char *key, const char *text) {
+  c->key = key;
+  c->klen = (uint32_t)strlen(key);
+  c->kind = C_TEXT;
+  c->text = text;
+  c->text_len = strlen(text);
+}
+
+static void kid_node(child *c, const char *key, const rsc_node *n) {
+  c->key = key;
+  c->klen = key ? (uint32_t)strlen(key) : 0;
+  c->kind = C_NODE;
+  c->node = n;
+}
+
+static void kid_inline(child *c, const char *key, rsc_node n) {
+  c->key = key;
+  c->klen = key ? (uint32_t)strlen(key) : 0;
+  c->kind = C_NODE;
+  c->inline_node = n;
+  c->node = NULL;
+}
+
+static void push_frame(walker *w, child *kids, size_t n, bool object) {
+  if (w->fail) {
+    free(kids);
+    return;
+  }
+  if (w->depth == w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    frame *s = (frame *)realloc(w->stack, cap * sizeof *s);
+    if (!s) {
+      w->fail = true;
+      free(kids);
+      return;
+    }
+    w->stack = s;
+    w->cap = cap;
+  }
+  sb_put(&w->out, object ? "{" : "[", 1);
+  frame *f = &w->stack[w->depth++];
+  f->kids = kids;
+  f->n = n;
+  f->pos = 0;
+  f->object = object;
+  f->path_len = w->path_len;
+  f->fresh = w->fresh;
+}
+
+static const char *status_text(const rsc_chunk *c) {
+  switch (c->state) {
+  case CS_FULFILLED: return "fulfilled";
+  case CS_REJECTED: return "rejected";
+  case CS_HALTED: return "halted";
+  case CS_BLOCKED: return "blocked";
+  default: return "pending";
+  }
+}
+
+static bool has_identity(const rsc_node *n) {
+  switch (n->kind) {
+  case RSC_OBJECT: case RSC_ARRAY: case RSC_ELEMENT: case RSC_MAP: case RSC_SET:
+  case RSC_FORMDATA: case RSC_BLOB: case RSC_BINARY: case RSC_ITERATOR: case RSC_STREAM:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool has_dollar_member(const rsc_node *n) {
+  for (uint32_t i = 0; i < n->len; i++) {
+    const rsc_member *m = &n->u.members[i];
+    if (m->klen == 1 && m->key[0] == '$' && m->val.kind != RSC_UNDEFINED) return true;
+  }
+  return false;
+}
+
+static void open_members(walker *w, const rsc_node *n) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < n->len; i++)
+    if (n->u.members[i].val.kind != RSC_UNDEFINED) count++;
+  child *k = kids_alloc(w, count);
+  if (!k) return;
+  size_t j = 0;
+  for (uint32_t i = 0; i < n->len; i++) {
+    const rsc_member *m = &n->u.members[i];
+    if (m->val.kind == RSC_UNDEFINED) continue;
+    k[j].key = m->key;
+    k[j].klen = m->klen;
+    k[j].kind = C_NODE;
+    k[j].node = &m->val;
+    j++;
+  }
+  push_frame(w, k, count, true);
+}
+
+static void open_items(walker *w, const rsc_node *items, size_t n) {
+  child *k = kids_alloc(w, n);
+  if (!k) return;
+  for (size_t i = 0; i < n; i++) kid_node(&k[i], NULL, &items[i]);
+  push_frame(w, k, n, false);
+}
+
+static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
+  rsc__read_chunk(w->d, c); /* a consumer's first read parses it */
+  child *k = kids_alloc(w, 3);
+  if (!k) return;
+  kid_text(&k[0], "$", tag);
+  kid_text(&k[1], "status", status_text(c));
+  size_t n = 2;
+  if (c->state == CS_FULFILLED) kid_node(&k[n++], "value", &c->value);
+  else if (c->state == CS_REJECTED) kid_node(&k[n++], "reason", &c->reason);
+  push_frame(w, k, n, true);
+}
+
+static const char *binary_name(uint8_t kind) { return rsc_binary_kind_name((rsc_binary_kind)kind); }
+
+/* Prints a value, or opens a frame for a composite one. */
+static void visit(walker *w, const rsc_node *n) {
+  rsc_decoder *d = w->d;
+  sbuf *b = &w->out;
+  char num[40];
+  if (has_identity(n) && !w->fresh) {
+    uintptr_t id = rsc_node_identity(n);
+    const char *first = seen_get(&w->seen, id);
+    if (first) {
+      sb_puts(b, "{\"$\":\"ref\",\"to\":");
+      sb_string(b, first, strlen(first));
+      sb_puts(b, "}");
+      return;
+    }
+    char *p = (char *)malloc(w->path_len + 1);
+    if (!p || !seen_put(&w->seen, id, p)) {
+      free(p);
+      w->fail = true;
+      return;
+    }
+    memcpy(p, w->path, w->path_len);
+    p[w->path_len] = 0;
+  }
+  switch (n->kind) {
+  case RSC_NULL: sb_puts(b, "null"); return;
+  case RSC_BOOL: sb_puts(b, n->u.boolean ? "true" : "false"); return;
+  case RSC_NUMBER: {
+    double v = n->u.num;
+    if (isnan(v)) sb_puts(b, "{\"$\":\"NaN\"}");
+    else if (isinf(v)) sb_puts(b, v > 0 ? "{\"$\":\"Infinity\"}" : "{\"$\":\"-Infinity\"}");
+    else if (v == 0 && signbit(v)) sb_puts(b, "{\"$\":\"-0\"}");
+    else sb_put(b, num, rsc__format_number(v, num));
+    return;
+  }
+  case RSC_STRING: sb_string(b, n->u.str, n->len); return;
+  case RSC_UNDEFINED: case RSC_NONE: sb_puts(b, "{\"$\":\"undefined\"}"); return;
+  case RSC_BIGINT: sb_puts(b, "{\"$\":\"bigint\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
+  case RSC_DATE: sb_puts(b, "{\"$\":\"Date\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
+  case RSC_SYMBOL: sb_puts(b, "{\"$\":\"symbol\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
+  case RSC_TEMP_REF: sb_puts(b, "{\"$\":\"temporary_ref\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
+  case RSC_FUNCTION: sb_puts(b, "{\"$\":\"function\",\"source\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
+  case RSC_ARRAY:
+    open_items(w, n->u.items, n->len);
+    return;
+  case RSC_OBJECT:
+    if (has_dollar_member(n)) {
+      child *k = kids_alloc(w, 2);
+      if (!k) return;
+      kid_text(&k[0], "$", "object");
+      k[1].key = "members";
+      k[1].klen = 7;
+      k[1].kind = C_MEMBERS;
+      k[1].node = n;
+      push_frame(w, k, 2, true);
+    } else {
+      open_members(w, n);
+    }
+    return;
+  case RSC_ELEMENT: {
+    child *k = kids_alloc(w, 4);
+    if (!k) return;
+    kid_text(&k[0], "$", "element");
+    kid_node(&k[1], "type", &n->u.el->type);
+    kid_node(&k[2], "key", &n->u.el->key);
+    kid_node(&k[3], "props", &n->u.el->props);
+    push_frame(w, k, 4, true);
+    return;
+  }
+  case RSC_LAZY: wrapper_kids(w, "lazy", n->u.chunk); return;
+  case RSC_PROMISE: wrapper_kids(w, "promise", n->u.chunk); return;
+  case RSC_CLIENT_REF: {
+    const rsc_client_ref *cr = n->u.cref;
+    child *k = kids_alloc(w, 5);
+    if (!k) return;
+    kid_text(&k[0], "$", "client_ref");
+    kid_node(&k[1], "id", &cr->id);
+    kid_node(&k[2], "chunks", &cr->chunks);
+    kid_node(&k[3], "name", &cr->name);
+    size_t cnt = 4;
+    if (cr->is_async) {
+      k[4].key = "async";
+      k[4].klen = 5;
+      k[4].kind = C_TRUE;
+      cnt = 5;
+    }
+    /* A client reference is the module's export on the client: its
+     * metadata is printed in full wherever it appears. */
+    bool fresh = w->fresh;
+    w->fresh = true;
+    push_frame(w, k, cnt, true);
+    w->fresh = fresh;
+    return;
+  }
+  case RSC_SERVER_REF: {
+    const rsc_server_ref *sr = n->u.sref;
+    child *k = kids_alloc(w, 3);
+    if (!k) return;
+    kid_text(&k[0], "$", "server_ref");
+    kid_node(&k[1], "id", &sr->id);
+    if (sr->bound.kind == RSC_PROMISE) {
+      rsc_chunk *c = sr->bound.u.chunk;
+      rsc__read_chunk(d, c);
+      if (c->state == CS_FULFILLED) kid_node(&k[2], "bound", &c->value);
+      else kid_node(&k[2], "bound", &sr->bound);
+    } else {
+      kid_node(&k[2], "bound", &sr->bound);
+    }
+    push_frame(w, k, 3, true);
+    return;
+  }
+  case RSC_MAP:
+  case RSC_FORMDATA:
+  case RSC_SET: {
+    child *k = kids_alloc(w, 2);
+    if (!k) return;
+    kid_text(&k[0], "$", n->kind == RSC_MAP ? "Map" : n->kind == RSC_SET ? "Set" : "FormData");
+    k[1].key = n->kind == RSC_SET ? "values" : "entries";
+    k[1].klen = (uint32_t)strlen(k[1].key);
+    k[1].kind = n->kind == RSC_SET ? C_ITEMS : C_PAIRS;
+    k[1].items = n->u.items;
+    k[1].n = n->kind == RSC_SET ? n->len : n->len / 2;
+    push_frame(w, k, 2, true);
+    return;
+  }
+  case RSC_BLOB: {
+    child *k = kids_alloc(w, 3);
+    if (!k) return;
+    kid_text(&k[0], "$", "Blob");
+    k[1].key = "type";
+    k[1].klen = 4;
+    k[1].kind = C_TEXT;
+    k[1].text = n->u.blob->type;
+    k[1].text_len = n->u.blob->type_len;
+    k[2].key = "base64";
+    k[2].klen = 6;
+    k[2].kind = C_BASE64;
+    k[2].text = (const char *)n->u.blob->bytes;
+    k[2].text_len = n->u.blob->len;
+    push_frame(w, k, 3, true);
+    return;
+  }
+  case RSC_BINARY: {
+    child *k = kids_alloc(w, 2);
+    if (!k) return;
+    kid_text(&k[0], "$", binary_name(n->sub));
+    k[1].key = "base64";
+    k[1].klen = 6;
+    k[1].kind = C_BASE64;
+    k[1].text = (const char *)n->u.bytes;
+    k[1].text_len = n->len;
+    push_frame(w, k, 2, true);
+    return;
+  }
+  case RSC_ITERATOR: {
+    child *k = kids_alloc(w, 2);
+    if (!k) return;
+    kid_text(&k[0], "$", "Iterator");
+    k[1].key = "items";
+    k[1].klen = 5;
+    k[1].kind = C_ITEMS;
+    k[1].items = n->u.iter->array.u.items;
+    k[1].n = n->u.iter->array.len;
+    push_frame(w, k, 2, true);
+    return;
+  }
+  case RSC_STREAM: {
+    const rsc_stream *s = n->u.stream;
+    child *k = kids_alloc(w, 4);
+    if (!k) return;
+    size_t cnt = 0;
+    if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
+      kid_text(&k[cnt++], "$", "ReadableStream");
+      kid_text(&k[cnt++], "type", s->kind == RSC_STREAM_TEXT ? "text" : "bytes");
+      if (s->kind == RSC_STREAM_TEXT) {
+        k[cnt].key = "items";
+        k[cnt].klen = 5;
+        k[cnt].kind = C_ITEMS;
+        k[cnt].items = s->items;
+        k[cnt].n = s->len;
+        cnt++;
+      } else {
+        k[cnt].key = "base64";
+        k[cnt].klen = 6;
+        k[cnt].kind = C_BASE64;
+        k[cnt].stream = s;
+        cnt++;
+      }
+    } else {
+      kid_text(&k[cnt++], "$", s->kind == RSC_STREAM_ITERABLE ? "AsyncIterable" : "AsyncIterator");
+      k[cnt].key = "items";
+      k[cnt].klen = 5;
+      k[cnt].kind = C_SLOTS;
+      k[cnt].stream = s;
+      cnt++;
+    }
+    k[cnt].key = "end";
+    k[cnt].klen = 3;
+    k[cnt].kind = C_END;
+    k[cnt].stream = s;
+    cnt++;
+    push_frame(w, k, cnt, true);
+    return;
+  }
+  case RSC_ERROR: {
+    const rsc_errval *e = n->u.err;
+    child *k = kids_alloc(w, 3);
+    if (!k) return;
+    kid_text(&k[0], "$", "Error");
+    kid_text(&k[1], "message", e->message);
+    size_t cnt = 2;
+    if (e->digest.kind != RSC_NONE && e->digest.kind != RSC_UNDEFINED)
+      kid_node(&k[cnt++], "digest", &e->digest);
+    push_frame(w, k, cnt, true);
+    return;
+  }
+  default:
+    sb_puts(b, "null");
+    return;
+  }
+}
+
+/* An async iterable's results as a reader sees them: fulfilled slots in
+ * order, up to the first that is not an item. */
+static size_t slot_items(walker *w, const rsc_stream *s, const rsc_chunk **end_slot) {
+  size_t count = 0;
+  *end_slot = NULL;
+  for (uint32_t i = 0; i < s->len; i++) {
+    rsc_chunk *c = s->slots[i];
+    rsc__read_chunk(w->d, c);
+    if (c->state != CS_FULFILLED) {
+      *end_slot = c;
+      break;
+    }
+    rsc_node tmp;
+    if (c->value.kind == RSC_OBJECT && rsc__step(w->d, &c->value, (rsc_key){"done", 4}, &tmp) &&
+        tmp.kind == RSC_BOOL && tmp.u.boolean) {
+      *end_slot = c;
+      break;
+    }
+    count++;
+  }
+  return count;
+}
+
+static const rsc_node *slot_value(walker *w, const rsc_chunk *c) {
+  for (uint32_t i = 0; i < c->value.len && c->value.kind == RSC_OBJECT; i++) {
+    const rsc_member *m = &c->value.u.members[i];
+    if (m->klen == 5 && memcmp(m->key, "value", 5) == 0) return &m->val;
+  }
+  (void)w;
+  static const rsc_node undef = {RSC_UNDEFINED, 0, 0, 0, {0}};
+  return &undef;
+}
+
+/* Opens the composite for a child that is not a plain value. */
+static void visit_child(walker *w, child *c) {
+  sbuf *b = &w->out;
+  switch (c->kind) {
+  case C_NODE:
+    visit(w, c->node ? c->node : &c->inline_node);
+    return;
+  case C_TEXT: sb_string(b, c->text, c->text_len); return;
+  case C_TRUE: sb_puts(b, "true"); return;
+  case C_OPEN: sb_puts(b, "\"open\""); return;
+  case C_ITEMS: open_items(w, c->items, c->n); return;
+  case C_MEMBERS: open_members(w, c->node); return;
+  case C_PAIRS: {
+    child *k = kids_alloc(w, c->n);
+    if (!k) return;
+    for (size_t i = 0; i < c->n; i++) {
+      k[i].kind = C_PAIR;
+      k[i].items = c->items + 2 * i;
+    }
+    push_frame(w, k, c->n, false);
+    return;
+  }
+  case C_PAIR:
+    open_items(w, c->items, 2);
+    return;
+  case C_BASE64:
+    if (c->stream) {
+      /* A byte stream's pieces joined: their boundaries follow the network. */
+      size_t total = 0;
+      for (uint32_t i = 0; i < c->stream->len; i++) total += c->stream->items[i].len;
+      uint8_t *all = (uint8_t *)malloc(total ? total : 1);
+      if (!all) {
+        w->fail = true;
+        return;
+      }
+      size_t o = 0;
+      for (uint32_t i = 0; i < c->stream->len; i++) {
+        memcpy(all + o, c->stream->items[i].u.bytes, c->stream->items[i].len);
+        o += c->stream->items[i].len;
+      }
+      sb_base64(b, all, total);
+      free(all);
+    } else {
+      sb_base64(b, (const uint8_t *)c->text, c->text_len);
+    }
+    return;
+  case C_SLOTS: {
+    const rsc_chunk *end;
+    size_t n = slot_items(w, c->stream, &end);
+    child *k = kids_alloc(w, n);
+    if (!k) return;
+    for (size_t i = 0; i < n; i++) kid_node(&k[i], NULL, slot_value(w, c->stream->slots[i]));
+    push_frame(w, k, n, false);
+    return;
+  }
+  case C_END: {
+    const rsc_stream *s = c->stream;
+    child *k = kids_alloc(w, 1);
+    if (!k) return;
+    if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
+      if (s->end == RSC_STREAM_DONE) kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
+      else if (s->end == RSC_STREAM_ERRORED) kid_node(&k[0], "error", &s->end_value);
+      else {
+        free(k);
+        sb_puts(b, "\"open\"");
+        return;
+      }
+    } else {
+      const rsc_chunk *end;
+      slot_items(w, s, &end);
+      if (end && end->state == CS_FULFILLED) kid_node(&k[0], "done", slot_value(w, end));
+      else if (end && end->state == CS_REJECTED) kid_node(&k[0], "error", &end->reason);
+      else if (!end && s->closed && s->next_write == s->len) kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
+      else {
+        free(k);
+        sb_puts(b, "\"open\"");
+        return;
+      }
+    }
+    push_frame(w, k, 1, true);
+    return;
+  }
+  }
+}
+
+static void run(walker *w) {
+  while (w->depth > 0 && !w->fail && !w->d->err.code) {
+    frame *f = &w->stack[w->depth - 1];
+    if (f->pos == f->n) {
+      if (f->n) newline(w, w->depth - 1);
+      sb_put(&w->out, f->object ? "}" : "]", 1);
+      free(f->kids);
+      w->depth--;
+      continue;
+    }
+    child *c = &f->kids[f->pos];
+    if (f->pos > 0) sb_put(&w->out, ",", 1);
+    newline(w, w->depth);
+    char idx[24];
+    path_set(w, f->path_len);
+    if (f->object) {
+      sb_string(&w->out, c->key, c->klen);
+      sb_put(&w->out, w->indent ? ": " : ":", w->indent ? 2 : 1);
+      path_push(w, c->key, c->klen);
+    } else {
+      int il = snprintf(idx, sizeof idx, "%zu", f->pos);
+      path_push(w, idx, (size_t)il);
+    }
+    f->pos++;
+    w->fresh = f->fresh;
+    visit_child(w, c);
+  }
+  while (w->depth > 0) free(w->stack[--w->depth].kids);
+}
+
+static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
+  walker w;
+  memset(&w, 0, sizeof w);
+  w.d = d;
+  w.indent = pretty;
+  w.out.off = !print;
+  rsc_chunk *root = rsc__find_chunk(d, 0);
+  if (!root) return NULL;
+  rsc__read_chunk(d, root);
+  child *k = kids_alloc(&w, 1);
+  if (k) {
+    switch (root->state) {
+    case CS_FULFILLED: kid_node(&k[0], "ok", &root->value); break;
+    case CS_REJECTED: kid_node(&k[0], "rejected", &root->reason); break;
+    case CS_HALTED: k[0].key = "halted"; k[0].klen = 6; k[0].kind = C_TRUE; break;
+    default: k[0].key = "pending"; k[0].klen = 7; k[0].kind = C_TRUE; break;
+    }
+    push_frame(&w, k, 1, true);
+    run(&w);
+  }
+  if (print && w.indent) sb_put(&w.out, "\n", 1);
+  seen_free(&w.seen);
+  free(w.stack);
+  free(w.path);
+  if (w.fail || w.out.oom || d->err.code) {
+    free(w.out.p);
+    return NULL;
+  }
+  if (len) *len = w.out.len;
+  return w.out.p;
+}
+
+void rsc__force(rsc_decoder *d) { dump_root(d, 0, false, NULL); }
+
+char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
+  if (!d || d->err.code) return NULL;
+  return dump_root(d, pretty, true, len);
+}

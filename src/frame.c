@@ -1,0 +1,295 @@
+/* frame.c - React's row state machine over bytes (FLIGHT-PROTOCOL 2.3). */
+#include "frame.h"
+
+#include <string.h>
+
+#include "arena.h"
+
+enum { ROW_ID, ROW_TAG, ROW_LENGTH, ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH };
+
+struct rsc_frame {
+  rsc_alloc alloc;
+  bool lenient;
+  uint64_t max_row_bytes;
+  int state;
+  int64_t row_id;
+  int id_digits;
+  uint8_t row_tag;
+  uint64_t row_length;  /* bytes still wanted by a length row            */
+  int len_digits;
+  uint64_t offset;      /* bytes fed so far                              */
+  uint64_t row_start;   /* offset of the current row's id                */
+  uint64_t data_start;  /* offset of the current row's first data byte   */
+  uint8_t *buf;         /* pending bytes of a row split across feeds     */
+  size_t buf_len, buf_cap;
+};
+
+/* LENTAG of FLIGHT-PROTOCOL 2.1: rows that carry a hex byte count. */
+static bool is_length_tag(uint8_t c) {
+  switch (c) {
+  case 'T': case 'A': case 'O': case 'o': case 'U': case 'S': case 's': case 'L':
+  case 'l': case 'G': case 'g': case 'M': case 'm': case 'V': case 'b':
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* NLTAG: any other uppercase letter, '#', 'r' or 'x' is consumed as a tag. */
+static bool is_newline_tag(uint8_t c) {
+  return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
+}
+
+static int hex_digit(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes) {
+  rsc_alloc al = {0};
+  if (alloc) al = *alloc;
+  rsc_frame *f = (rsc_frame *)rsc__heap_alloc(&al, sizeof *f);
+  if (!f) return NULL;
+  memset(f, 0, sizeof *f);
+  f->alloc = al;
+  f->lenient = lenient;
+  f->max_row_bytes = max_row_bytes;
+  return f;
+}
+
+void rsc__frame_free(rsc_frame *f) {
+  if (!f) return;
+  rsc_alloc al = f->alloc;
+  rsc__heap_free(&al, f->buf);
+  rsc__heap_free(&al, f);
+}
+
+bool rsc__frame_in_row(const rsc_frame *f) {
+  return f->state != ROW_ID || f->id_digits > 0;
+}
+
+uint64_t rsc__frame_offset(const rsc_frame *f) { return f->offset; }
+
+static rsc_status set_err(rsc_error *err, rsc_status code, uint64_t off, int64_t row,
+                          const char *msg) {
+  err->code = code;
+  err->offset = off;
+  err->row_id = row;
+  err->msg = msg;
+  return code;
+}
+
+/* Appends to the pending row, keeping RSC_FRAME_PADDING spare bytes so the
+ * JSON parser can read past the end without a second copy. */
+static rsc_status buf_append(rsc_frame *f, const uint8_t *p, size_t n) {
+  size_t need = f->buf_len + n + RSC_FRAME_PADDING;
+  if (need > f->buf_cap) {
+    size_t cap = f->buf_cap ? f->buf_cap : 256;
+    while (cap < need) cap *= 2;
+    uint8_t *nb = (uint8_t *)rsc__heap_realloc(&f->alloc, f->buf, f->buf_cap, cap);
+    if (!nb) return RSC_ERR_NOMEM;
+    f->buf = nb;
+    f->buf_cap = cap;
+  }
+  memcpy(f->buf + f->buf_len, p, n);
+  f->buf_len += n;
+  memset(f->buf + f->buf_len, 0, RSC_FRAME_PADDING);
+  return RSC_OK;
+}
+
+static void reset_row(rsc_frame *f) {
+  f->state = ROW_ID;
+  f->row_id = 0;
+  f->id_digits = 0;
+  f->row_tag = 0;
+  f->row_length = 0;
+  f->len_digits = 0;
+  f->buf_len = 0;
+}
+
+rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
+                           void *ctx, rsc_error *err) {
+  size_t i = 0;
+  const uint64_t base = f->offset;
+  while (i < len) {
+    switch (f->state) {
+    case ROW_ID: {
+      uint8_t c = chunk[i];
+      if (f->id_digits == 0) f->row_start = base + i;
+      i++;
+      if (c == ':') {
+        f->state = ROW_TAG;
+        continue;
+      }
+      if (f->lenient) {
+        /* React: rowID = (rowID << 4) | digit, as a 32-bit integer. */
+        int32_t digit = c > 96 ? (int32_t)c - 87 : (int32_t)c - 48;
+        uint32_t v = ((uint32_t)(int32_t)f->row_id << 4) | (uint32_t)digit;
+        f->row_id = (int32_t)v;
+        f->id_digits++;
+        continue;
+      }
+      int h = hex_digit(c);
+      if (h < 0) {
+        f->offset = base + i;
+        return set_err(err, RSC_ERR_BAD_ID, base + i - 1, -1,
+                       c >= 'A' && c <= 'F' ? "row id has an uppercase hex digit"
+                                            : "row id is not lowercase hex");
+      }
+      f->row_id = f->row_id * 16 + h;
+      f->id_digits++;
+      if (f->row_id > INT32_MAX) {
+        f->offset = base + i;
+        return set_err(err, RSC_ERR_BAD_ID, base + i - 1, -1, "row id is 2^31 or more");
+      }
+      continue;
+    }
+    case ROW_TAG: {
+      uint8_t c = chunk[i];
+      if (is_length_tag(c)) {
+        f->row_tag = c;
+        f->state = ROW_LENGTH;
+        i++;
+      } else if (is_newline_tag(c)) {
+        f->row_tag = c;
+        f->state = ROW_CHUNK_BY_NEWLINE;
+        f->data_start = base + i + 1;
+        i++;
+      } else {
+        /* Not a tag: the byte is the first byte of the JSON text. */
+        f->row_tag = 0;
+        f->state = ROW_CHUNK_BY_NEWLINE;
+        f->data_start = base + i;
+      }
+      continue;
+    }
+    case ROW_LENGTH: {
+      uint8_t c = chunk[i++];
+      if (c == ',') {
+        f->state = ROW_CHUNK_BY_LENGTH;
+        f->data_start = base + i;
+        continue;
+      }
+      int h = hex_digit(c);
+      if (h < 0) {
+        f->offset = base + i;
+        return set_err(err, RSC_ERR_BAD_LENGTH, base + i - 1, f->row_id,
+                       "row length is not lowercase hex");
+      }
+      f->row_length = f->row_length * 16 + (uint64_t)h;
+      if (++f->len_digits > 16 || f->row_length > f->max_row_bytes) {
+        f->offset = base + i;
+        return set_err(err, RSC_ERR_LIMIT, base + i - 1, f->row_id,
+                       "row length exceeds the row size limit");
+      }
+      continue;
+    }
+    case ROW_CHUNK_BY_NEWLINE: {
+      const uint8_t *nl = (const uint8_t *)memchr(chunk + i, '\n', len - i);
+      size_t end = nl ? (size_t)(nl - chunk) : len;
+      if (f->buf_len + (end - i) > f->max_row_bytes) {
+        f->offset = base + len;
+        return set_err(err, RSC_ERR_LIMIT, base + i, f->row_id,
+                       "row exceeds the row size limit");
+      }
+      if (!nl) {
+        if (buf_append(f, chunk + i, len - i) != RSC_OK) {
+          f->offset = base + len;
+          return set_err(err, RSC_ERR_NOMEM, base + i, f->row_id, "out of memory");
+        }
+        i = len;
+        continue;
+      }
+      rsc_row row;
+      row.id = f->row_id;
+      row.tag = f->row_tag;
+      row.partial = false;
+      row.offset = f->row_start;
+      row.data_offset = f->data_start;
+      if (f->buf_len == 0) {
+        row.data = chunk + i;
+        row.len = end - i;
+        row.padded = len - end >= RSC_FRAME_PADDING;
+      } else {
+        if (buf_append(f, chunk + i, end - i) != RSC_OK) {
+          f->offset = base + len;
+          return set_err(err, RSC_ERR_NOMEM, base + i, f->row_id, "out of memory");
+        }
+        row.data = f->buf;
+        row.len = f->buf_len;
+        row.padded = true;
+      }
+      i = end + 1; /* skip the LF */
+      f->offset = base + i;
+      rsc_status st = fn(ctx, &row);
+      reset_row(f);
+      if (st != RSC_OK) return st;
+      continue;
+    }
+    case ROW_CHUNK_BY_LENGTH: {
+      size_t avail = len - i;
+      if (f->row_tag == 'b') {
+        /* Byte-stream pieces are delivered as they arrive (FLIGHT-PROTOCOL 2.5). */
+        size_t take = avail < f->row_length ? avail : (size_t)f->row_length;
+        bool last = take == f->row_length;
+        rsc_row row;
+        row.id = f->row_id;
+        row.tag = 'b';
+        row.partial = !last;
+        row.padded = false;
+        row.data = chunk + i;
+        row.len = take;
+        row.offset = f->row_start;
+        row.data_offset = base + i;
+        f->row_length -= take;
+        i += take;
+        f->offset = base + i;
+        if (take > 0 || last) {
+          rsc_status st = fn(ctx, &row);
+          if (last) reset_row(f);
+          if (st != RSC_OK) return st;
+        }
+        continue;
+      }
+      if (avail < f->row_length) {
+        if (buf_append(f, chunk + i, avail) != RSC_OK) {
+          f->offset = base + len;
+          return set_err(err, RSC_ERR_NOMEM, base + i, f->row_id, "out of memory");
+        }
+        f->row_length -= avail;
+        i = len;
+        continue;
+      }
+      size_t take = (size_t)f->row_length;
+      rsc_row row;
+      row.id = f->row_id;
+      row.tag = f->row_tag;
+      row.partial = false;
+      row.offset = f->row_start;
+      row.data_offset = f->data_start;
+      if (f->buf_len == 0) {
+        row.data = chunk + i;
+        row.len = take;
+        row.padded = len - (i + take) >= RSC_FRAME_PADDING;
+      } else {
+        if (buf_append(f, chunk + i, take) != RSC_OK) {
+          f->offset = base + len;
+          return set_err(err, RSC_ERR_NOMEM, base + i, f->row_id, "out of memory");
+        }
+        row.data = f->buf;
+        row.len = f->buf_len;
+        row.padded = true;
+      }
+      i += take;
+      f->offset = base + i;
+      rsc_status st = fn(ctx, &row);
+      reset_row(f);
+      if (st != RSC_OK) return st;
+      continue;
+    }
+    }
+  }
+  f->offset = base + len;
+  return RSC_OK;
+}

@@ -1,0 +1,52 @@
+/* frame.h - row framing: bytes -> (id, tag, payload) rows. Knows no JSON.
+ *
+ * Follows React's row parser states (ROW_ID, ROW_TAG, ROW_LENGTH,
+ * ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH; FLIGHT-PROTOCOL 2.3). A row that
+ * ends inside one fed buffer is handed out in place; a row split across
+ * feeds is gathered once into the framer's buffer. New bytes are scanned
+ * once: the cost stays linear whatever the piece sizes. */
+#ifndef RSC_FRAME_H
+#define RSC_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rscflight.h"
+
+/* Bytes of readable memory guaranteed after a row's data when padded is
+ * set (simdjson's SIMDJSON_PADDING is 64). */
+#define RSC_FRAME_PADDING 64
+
+typedef struct rsc_row {
+  int64_t id;          /* the row id (0 when empty)                        */
+  uint8_t tag;         /* 0 for a plain model row                          */
+  bool partial;        /* a piece of a 'b' row; more pieces follow         */
+  bool padded;         /* RSC_FRAME_PADDING readable bytes follow data     */
+  const uint8_t *data;
+  size_t len;
+  uint64_t offset;     /* stream offset of the row's first byte (its id)   */
+  uint64_t data_offset;/* stream offset of data[0]                         */
+} rsc_row;
+
+/* Called for each complete row (and each piece of a 'b' row). Returns
+ * RSC_OK to go on; anything else stops the framer with that code (the
+ * callback has already recorded the error). */
+typedef rsc_status (*rsc_row_fn)(void *ctx, const rsc_row *row);
+
+typedef struct rsc_frame rsc_frame;
+
+/* lenient: fold any id byte with React's formula and wrap at 32 bits. */
+rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes);
+void rsc__frame_free(rsc_frame *f);
+
+/* Feeds bytes. On a framing error returns its code and fills *err. */
+rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn,
+                           void *ctx, rsc_error *err);
+
+/* Whether the stream ended in the middle of a row (React drops it). */
+bool rsc__frame_in_row(const rsc_frame *f);
+/* Total bytes fed. */
+uint64_t rsc__frame_offset(const rsc_frame *f);
+
+#endif

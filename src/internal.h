@@ -1,0 +1,277 @@
+/* internal.h - types shared by the pipeline stages (not installed). */
+#ifndef RSC_INTERNAL_H
+#define RSC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rscflight.h"
+#include "arena.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- values ------------------------------------------------------------ */
+
+/* Node flags. */
+enum {
+  NF_DOLLAR = 1u << 0, /* a STRING whose first byte is '$': revive must look  */
+  NF_WALK = 1u << 1,   /* a container holding something revive must touch    */
+  NF_HOLES = 1u << 2,  /* an OBJECT with absent (undefined) members           */
+  NF_PROTO = 1u << 3   /* an OBJECT member list holds a "__proto__" key        */
+};
+
+/* A value: 16 bytes, stored inline in arrays and members. Containers are
+ * shared by pointer, so copying a node keeps the identity of what it holds. */
+struct rsc_node {
+  uint8_t kind;   /* rsc_kind                                              */
+  uint8_t sub;    /* RSC_BINARY: rsc_binary_kind                           */
+  uint16_t flags; /* NF_*                                                  */
+  uint32_t len;   /* bytes of a string; items of an array; members         */
+  union {
+    double num;
+    int boolean;
+    const char *str;
+    rsc_node *items;                /* ARRAY, MAP, SET, FORMDATA          */
+    struct rsc_member *members;     /* OBJECT                             */
+    struct rsc_element *el;         /* ELEMENT                            */
+    struct rsc_chunk *chunk;        /* LAZY, PROMISE                      */
+    struct rsc_client_ref *cref;    /* CLIENT_REF                         */
+    struct rsc_server_ref *sref;    /* SERVER_REF                         */
+    struct rsc_errval *err;         /* ERROR                              */
+    struct rsc_blob *blob;          /* BLOB                               */
+    struct rsc_iter *iter;          /* ITERATOR                           */
+    const uint8_t *bytes;           /* BINARY                             */
+    struct rsc_stream *stream;      /* STREAM                             */
+  } u;
+};
+
+typedef struct rsc_member {
+  const char *key;
+  uint32_t klen;
+  uint32_t pad;
+  rsc_node val; /* RSC_UNDEFINED: absent (deleted by revive, or __proto__)  */
+} rsc_member;
+
+typedef struct rsc_element {
+  rsc_node type, key, props, owner, stack;
+  rsc_node *tuple; /* the array it was built from (references fill it)     */
+  uint32_t tuple_len;
+  int validated;
+} rsc_element;
+
+typedef struct rsc_client_ref {
+  rsc_node metadata, id, chunks, name;
+  int is_async;
+} rsc_client_ref;
+
+typedef struct rsc_server_ref {
+  rsc_node id, bound, metadata;
+} rsc_server_ref;
+
+typedef struct rsc_errval {
+  const char *message;
+  rsc_node digest;    /* RSC_NONE: the error has no digest                  */
+  const char *name;   /* NULL: "Error"                                      */
+  const char *env;    /* development errors: environment name, or NULL      */
+  rsc_node cause;     /* RSC_NONE when absent                               */
+} rsc_errval;
+
+typedef struct rsc_blob {
+  const char *type;
+  uint32_t type_len;
+  const uint8_t *bytes;
+  size_t len;
+} rsc_blob;
+
+typedef struct rsc_iter {
+  rsc_node array; /* live view over the outlined array ($i)                */
+} rsc_iter;
+
+/* ---- chunks ------------------------------------------------------------ */
+
+typedef enum chunk_state {
+  CS_PENDING = 0,
+  CS_BLOCKED,
+  CS_RESOLVED_MODEL,
+  CS_FULFILLED,
+  CS_REJECTED,
+  CS_HALTED
+} chunk_state;
+
+struct rsc_scope;
+struct rsc_listener;
+
+/* What a reference does with the value it finds (React's "map" functions). */
+typedef enum ref_map {
+  MAP_MODEL = 0, MAP_MAP, MAP_SET, MAP_FORMDATA, MAP_BLOB, MAP_ERROR_DEV,
+  MAP_ITERATOR, MAP_SERVER_REF, MAP_PROTO
+} ref_map;
+
+/* One key of a reference path ("$1:props:children"), pointing into the
+ * reference string (which lives in the arena). */
+typedef struct rsc_key {
+  const char *s;
+  uint32_t n;
+} rsc_key;
+
+/* React's InitializationReference: fill parent[key] once a chunk settles. */
+typedef struct rsc_ref {
+  struct rsc_scope *handler;
+  rsc_node *slot;         /* parentObject[key]                              */
+  rsc_node *tuple;        /* parentObject when it is an array (items), else NULL */
+  int32_t key_index;      /* array index; -1 for object keys; -2 for root "" */
+  uint8_t map;            /* ref_map                                        */
+  const rsc_key *path;    /* keys after the id                              */
+  uint32_t path_len, path_pos;
+} rsc_ref;
+
+/* React's InitializationHandler: a blocking scope (a chunk or an element). */
+typedef struct rsc_scope {
+  struct rsc_scope *parent;
+  struct rsc_chunk *chunk;
+  rsc_node value;
+  rsc_node reason;
+  int64_t deps;
+  bool errored;
+  struct rsc_stream *stream_value; /* a stream chunk waiting on debug info   */
+} rsc_scope;
+
+struct rsc_chunk {
+  int64_t id;          /* -1 for internal chunks                           */
+  uint8_t state;       /* chunk_state                                      */
+  uint8_t is_root_sub; /* subscribed (root): parse as soon as it arrives   */
+  uint8_t has_json;    /* resolved_model: json holds the parsed row        */
+  uint8_t json_failed; /* resolved_model: the row's JSON did not parse     */
+  rsc_node value;      /* fulfilled value; resolved_model: raw JSON        */
+  rsc_node reason;     /* rejected reason                                  */
+  const char *json_error; /* resolved_model with json_failed: the message  */
+  struct rsc_listener *head, *tail;
+  struct rsc_stream *stream; /* a stream chunk's controller                */
+  rsc_decoder *owner;  /* reads that must parse go through it            */
+  bool notified;       /* the settle event was sent                        */
+};
+
+/* Listener actions. */
+typedef enum listener_kind {
+  LK_REF = 0,        /* an InitializationReference                         */
+  LK_NOOP,           /* a subscription that only marks interest            */
+  LK_STREAM_ENQUEUE, /* ReadableStream: enqueue the value (blocked item)   */
+  LK_STREAM_RESUME,  /* ReadableStream: previous item settled, go on       */
+  LK_STREAM_CLOSE,   /* ReadableStream: close after the blocked item       */
+  LK_STREAM_ERROR    /* ReadableStream: error after the blocked item       */
+} listener_kind;
+
+typedef struct rsc_listener {
+  struct rsc_listener *next;
+  uint8_t kind;
+  rsc_ref *ref;
+  struct rsc_stream *stream;
+  struct rsc_chunk *chunk;  /* LK_STREAM_RESUME: the chunk to resolve      */
+  rsc_node value;           /* LK_STREAM_RESUME: the JSON row; ERROR: error */
+} rsc_listener;
+
+/* A stream chunk's controller: ReadableStream (R, r) or async iterable. */
+typedef struct rsc_stream {
+  uint8_t kind;            /* rsc_stream_kind                              */
+  bool closed;             /* close or error was called                    */
+  uint8_t end;             /* rsc_stream_end as observed by a reader       */
+  rsc_node end_value;      /* DONE: return value; ERRORED: the error       */
+  /* ReadableStream: values enqueued so far.
+   * Iterables: result slots, each a chunk whose value is the item. */
+  rsc_node *items;
+  struct rsc_chunk **slots;
+  bool *slot_done;
+  uint32_t len, cap;
+  uint32_t next_write;      /* iterables                                   */
+  struct rsc_chunk *previous_blocked; /* ReadableStream ordering           */
+  struct rsc_chunk *owner;
+} rsc_stream;
+
+/* ---- the decoder ------------------------------------------------------- */
+
+typedef struct rsc_frame rsc_frame; /* frame.h */
+
+typedef struct chunk_table {
+  rsc_chunk **slots;   /* open addressing on id                            */
+  size_t cap, count;
+  rsc_chunk *first, *last; /* creation order                              */
+  rsc_chunk **order;   /* creation order as an array (for _at)             */
+  size_t order_cap;
+} chunk_table;
+
+struct rsc_decoder {
+  rsc_options opt;
+  rsc_arena arena;
+  rsc_error err;
+  bool dev;
+  bool finished;
+  bool closed;          /* React's response._closed                        */
+  bool saw_first_row;
+  uint64_t nodes;       /* values allocated (limit)                        */
+  rsc_frame *frame;
+  void *json;           /* json_shim parser                                */
+  chunk_table table;
+  rsc_scope *initializing_handler;
+  rsc_chunk *initializing_chunk;
+  uint32_t init_depth;  /* nested chunk initialisations (C stack guard)   */
+  uint64_t row_offset;  /* offset of the row being processed              */
+  int64_t row_id;
+  rsc_node marker;      /* the element marker symbol                       */
+  rsc_errval closed_reason;
+  rsc_node closed_error;
+  /* wake queue (explicit stack) */
+  struct wake_job *jobs;
+  size_t jobs_len, jobs_cap;
+  bool waking;
+};
+
+/* ---- shared helpers ---------------------------------------------------- */
+
+/* Sets the sticky error once; returns the code. */
+rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t row,
+                     const char *msg);
+
+/* Arena allocation counted against the node limit. */
+void *rsc__alloc(rsc_decoder *d, size_t size);
+rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n);
+char *rsc__strdup(rsc_decoder *d, const char *s, size_t len);
+
+static inline rsc_node rsc__mk(uint8_t kind) {
+  rsc_node n;
+  memset(&n, 0, sizeof n);
+  n.kind = kind;
+  return n;
+}
+static inline rsc_node rsc__num(double v) {
+  rsc_node n = rsc__mk(RSC_NUMBER);
+  n.u.num = v;
+  return n;
+}
+static inline rsc_node rsc__str(uint8_t kind, const char *s, size_t len) {
+  rsc_node n = rsc__mk(kind);
+  n.u.str = s;
+  n.len = (uint32_t)len;
+  return n;
+}
+
+/* An ERROR node with a static or arena message. */
+rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest);
+
+/* The generic production error message (FLIGHT-PROTOCOL 3.4). */
+extern const char rsc__generic_error[];
+extern const char rsc__dev_default_error[];
+
+#define RSC_ELEMENT_SYMBOL "react.transitional.element"
+static inline bool rsc__is_marker(const rsc_node *n) {
+  return n->kind == RSC_SYMBOL && n->len == sizeof(RSC_ELEMENT_SYMBOL) - 1 &&
+         memcmp(n->u.str, RSC_ELEMENT_SYMBOL, n->len) == 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

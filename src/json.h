@@ -1,0 +1,56 @@
+/* json.h - one JSON row -> generic nodes (NULL, BOOL, NUMBER, STRING, ARRAY,
+ * OBJECT) in the decoder's arena. Knows no "$" forms: revive.c does.
+ *
+ * The fast path is simdjson (json_shim.cpp, the only C++). Rows simdjson
+ * refuses but JavaScript's JSON.parse accepts (lone surrogate escapes,
+ * integers past 2^64, 1e400) or that hold invalid UTF-8 (repaired to U+FFFD
+ * as TextDecoder does) take the fallback parser (json_fallback.c), which
+ * also words syntax errors as V8 does, since React shows them as reasons. */
+#ifndef RSC_JSON_H
+#define RSC_JSON_H
+
+#include "internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum json_result {
+  JSON_OK = 0,
+  JSON_SYNTAX = 1, /* *msg: a V8-style SyntaxError message (arena or static) */
+  JSON_NOMEM = 2,
+  JSON_LIMIT = 3   /* nesting deeper than the depth limit, or node limit      */
+} json_result;
+
+typedef struct rsc_json rsc_json;
+
+rsc_json *rsc__json_new(rsc_decoder *d);
+void rsc__json_free(rsc_json *j);
+
+/* Parses data[0..len). padded: RSC_FRAME_PADDING readable bytes follow. */
+json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len, bool padded,
+                            rsc_node *out, const char **msg);
+
+/* Parse only (benchmark floor): returns 0 when simdjson accepts the row. */
+int rsc__json_parse_only(rsc_json *j, const uint8_t *data, size_t len, bool padded);
+
+/* The fallback parser. data is valid UTF-8 (lone surrogates allowed as
+ * escapes). Same contract as rsc__json_parse. */
+json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
+                               rsc_node *out, const char **msg);
+
+/* Object members: JavaScript key order (array-index keys first, ascending),
+ * and a duplicate key keeps its first position and its last value. */
+void rsc__object_normalize(rsc_decoder *d, rsc_node *obj);
+
+/* Whether simdjson's validator accepts the bytes as UTF-8. */
+int rsc__utf8_valid(const uint8_t *data, size_t len);
+
+/* Number text as JavaScript's Number.prototype.toString prints it
+ * (double-conversion's EcmaScript mode). buf holds >= 32 bytes. */
+size_t rsc__format_number(double v, char *buf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

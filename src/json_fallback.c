@@ -1,0 +1,554 @@
+/* json_fallback.c - the JSON.parse-compatible slow path.
+ *
+ * simdjson (json_shim.cpp) parses almost every row. It refuses three things
+ * that JavaScript's JSON.parse accepts: lone surrogate escapes ("\ud800",
+ * kept here as WTF-8), integers beyond 64 bits and exponents beyond double
+ * range (read as the nearest double, or Infinity). Every row simdjson
+ * refuses comes here; a row that fails here too gets the SyntaxError text
+ * V8 would give, because React shows JSON.parse's message as the reason of
+ * the rejected chunk. Depth is bounded by the decoder's limit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "utf8.h"
+
+double rsc__parse_number(const char *s, size_t len); /* json_shim.cpp */
+
+typedef struct fb {
+  rsc_decoder *d;
+  const uint8_t *s;
+  size_t len, pos;
+  uint32_t depth, max_depth;
+  const char *msg;
+  json_result res;
+} fb;
+
+static bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static void skip_ws(fb *p) {
+  while (p->pos < p->len && is_ws(p->s[p->pos])) p->pos++;
+}
+
+/* "... at position N" with N in UTF-16 code units, as V8 counts. */
+static bool fail_at(fb *p, const char *what, size_t pos) {
+  if (p->res != JSON_OK) return false;
+  size_t units = rsc__utf16_units(p->s, pos < p->len ? pos : p->len);
+  size_t n = strlen(what) + 48;
+  char *m = (char *)rsc__alloc(p->d, n);
+  if (!m) {
+    p->res = JSON_NOMEM;
+    return false;
+  }
+  snprintf(m, n, "%s in JSON at position %zu", what, units);
+  p->msg = m;
+  p->res = JSON_SYNTAX;
+  return false;
+}
+
+static bool fail_eos(fb *p) {
+  if (p->res != JSON_OK) return false;
+  p->msg = "Unexpected end of JSON input";
+  p->res = JSON_SYNTAX;
+  return false;
+}
+
+/* Byte offset of the UTF-16 unit index u (clamped). */
+static size_t byte_of_unit(const uint8_t *s, size_t len, size_t u) {
+  size_t units = 0, i = 0;
+  while (i < len && units < u) {
+    uint8_t c = s[i];
+    size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    units += n == 4 ? 2 : 1;
+    i += n;
+  }
+  return i > len ? len : i;
+}
+
+/* V8's "Unexpected token" message, with up to 10 units of context each side
+ * for sources of 21 units or more (GetErrorMessageWithEllipses). */
+static bool fail_token(fb *p) {
+  if (p->res != JSON_OK) return false;
+  if (p->pos >= p->len) return fail_eos(p);
+  size_t total = rsc__utf16_units(p->s, p->len);
+  size_t pos = rsc__utf16_units(p->s, p->pos);
+  size_t a = 0, b = total;
+  const char *pre = "\"", *post = "\"";
+  if (total >= 21) {
+    if (pos < 10) {
+      b = pos + 10;
+      post = "\"...";
+    } else if (pos < total - 10) {
+      a = pos - 10;
+      b = pos + 10;
+      pre = "...\"";
+      post = "\"...";
+    } else {
+      a = pos - 10;
+      pre = "...\"";
+    }
+  }
+  size_t ba = byte_of_unit(p->s, p->len, a), bb = byte_of_unit(p->s, p->len, b);
+  size_t tok = 1;
+  uint8_t c = p->s[p->pos];
+  if (c >= 0xC0) tok = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  if (p->pos + tok > p->len) tok = p->len - p->pos;
+  size_t n = (bb - ba) + tok + 64;
+  char *m = (char *)rsc__alloc(p->d, n);
+  if (!m) {
+    p->res = JSON_NOMEM;
+    return false;
+  }
+  snprintf(m, n, "Unexpected token '%.*s', %s%.*s%s is not valid JSON", (int)tok,
+           (const char *)p->s + p->pos, pre, (int)(bb - ba), (const char *)p->s + ba, post);
+  p->msg = m;
+  p->res = JSON_SYNTAX;
+  return false;
+}
+
+static int hexval(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static size_t put_utf8(uint8_t *o, uint32_t cp) {
+  if (cp < 0x80) {
+    o[0] = (uint8_t)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    o[0] = (uint8_t)(0xC0 | (cp >> 6));
+    o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) { /* lone surrogates land here too: WTF-8 */
+    o[0] = (uint8_t)(0xE0 | (cp >> 12));
+    o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  o[0] = (uint8_t)(0xF0 | (cp >> 18));
+  o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+  o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+  return 4;
+}
+
+/* Reads 4 hex digits at p->pos; -1 (and the error) if they are not. */
+static int32_t read_u4(fb *p) {
+  int32_t v = 0;
+  for (int k = 0; k < 4; k++) {
+    if (p->pos >= p->len) {
+      fail_at(p, "Bad Unicode escape", p->pos);
+      return -1;
+    }
+    int h = hexval(p->s[p->pos]);
+    if (h < 0) {
+      fail_at(p, "Bad Unicode escape", p->pos);
+      return -1;
+    }
+    v = v * 16 + h;
+    p->pos++;
+  }
+  return v;
+}
+
+/* A string starting at the opening quote; stores an arena copy. */
+static bool parse_string(fb *p, const char **out, size_t *out_len) {
+  p->pos++; /* opening quote */
+  size_t start = p->pos;
+  /* The decoded text is never longer than the source. */
+  size_t end = start;
+  while (end < p->len && p->s[end] != '"') end += p->s[end] == '\\' ? 2 : 1;
+  size_t cap = (end > p->len ? p->len : end) - start + 1;
+  uint8_t *o = (uint8_t *)rsc__alloc(p->d, cap + 4);
+  if (!o) {
+    p->res = JSON_NOMEM;
+    return false;
+  }
+  size_t n = 0;
+  for (;;) {
+    if (p->pos >= p->len) return fail_at(p, "Unterminated string", p->len);
+    uint8_t c = p->s[p->pos];
+    if (c == '"') {
+      p->pos++;
+      break;
+    }
+    if (c < 0x20) return fail_at(p, "Bad control character in string literal", p->pos);
+    if (c != '\\') {
+      o[n++] = c;
+      p->pos++;
+      continue;
+    }
+    p->pos++;
+    if (p->pos >= p->len) return fail_at(p, "Unterminated string", p->len);
+    uint8_t e = p->s[p->pos++];
+    switch (e) {
+    case '"': o[n++] = '"'; break;
+    case '\\': o[n++] = '\\'; break;
+    case '/': o[n++] = '/'; break;
+    case 'b': o[n++] = '\b'; break;
+    case 'f': o[n++] = '\f'; break;
+    case 'n': o[n++] = '\n'; break;
+    case 'r': o[n++] = '\r'; break;
+    case 't': o[n++] = '\t'; break;
+    case 'u': {
+      int32_t cu = read_u4(p);
+      if (cu < 0) return false;
+      uint32_t cp = (uint32_t)cu;
+      /* A high surrogate followed by an escaped low one is one character;
+       * anything else stays a lone surrogate (WTF-8), as JS strings allow. */
+      if (cp >= 0xD800 && cp <= 0xDBFF && p->pos + 6 <= p->len && p->s[p->pos] == '\\' &&
+          p->s[p->pos + 1] == 'u') {
+        size_t save = p->pos;
+        p->pos += 2;
+        int32_t lo = read_u4(p);
+        if (lo < 0) return false;
+        if (lo >= 0xDC00 && lo <= 0xDFFF)
+          cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+        else
+          p->pos = save;
+      }
+      n += put_utf8(o + n, cp);
+      break;
+    }
+    default:
+      return fail_at(p, "Bad escaped character", p->pos - 1);
+    }
+  }
+  o[n] = 0;
+  *out = (const char *)o;
+  *out_len = n;
+  return true;
+}
+
+static bool parse_number(fb *p, rsc_node *out) {
+  size_t start = p->pos;
+  if (p->s[p->pos] == '-') {
+    p->pos++;
+    if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+      return fail_at(p, "No number after minus sign", p->pos);
+  }
+  if (p->s[p->pos] == '0') {
+    p->pos++;
+    if (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+      return fail_at(p, "Unexpected number", p->pos);
+  } else {
+    while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') p->pos++;
+  }
+  if (p->pos < p->len && p->s[p->pos] == '.') {
+    p->pos++;
+    if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+      return fail_at(p, "Unterminated fractional number", p->pos);
+    while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') p->pos++;
+  }
+  if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
+    p->pos++;
+    if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-')) p->pos++;
+    if (p->pos >= p->len || p->s[p->pos] < '0' || p->s[p->pos] > '9')
+      return fail_at(p, "Exponent part is missing a number", p->pos);
+    while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') p->pos++;
+  }
+  *out = rsc__num(rsc__parse_number((const char *)p->s + start, p->pos - start));
+  return true;
+}
+
+static bool parse_literal(fb *p, const char *word, rsc_node v, rsc_node *out) {
+  size_t n = strlen(word);
+  for (size_t k = 0; k < n; k++) {
+    if (p->pos + k >= p->len) return fail_eos(p);
+    if (p->s[p->pos + k] != (uint8_t)word[k]) {
+      p->pos += k;
+      return fail_token(p);
+    }
+  }
+  p->pos += n;
+  *out = v;
+  return true;
+}
+
+static bool parse_value(fb *p, rsc_node *out);
+
+/* Growable scratch vectors live in the arena: a row is parsed once. */
+static bool parse_array(fb *p, rsc_node *out) {
+  p->pos++;
+  size_t cap = 8, n = 0;
+  rsc_node *items = rsc__alloc_nodes(p->d, cap);
+  if (!items) {
+    p->res = JSON_NOMEM;
+    return false;
+  }
+  skip_ws(p);
+  if (p->pos < p->len && p->s[p->pos] == ']') {
+    p->pos++;
+  } else {
+    for (;;) {
+      if (n == cap) {
+        rsc_node *bigger = rsc__alloc_nodes(p->d, cap * 2);
+        if (!bigger) {
+          p->res = JSON_NOMEM;
+          return false;
+        }
+        memcpy(bigger, items, n * sizeof *items);
+        items = bigger;
+        cap *= 2;
+      }
+      if (!parse_value(p, &items[n])) return false;
+      n++;
+      skip_ws(p);
+      if (p->pos < p->len && p->s[p->pos] == ',') {
+        p->pos++;
+        continue;
+      }
+      if (p->pos < p->len && p->s[p->pos] == ']') {
+        p->pos++;
+        break;
+      }
+      return fail_at(p, "Expected ',' or ']' after array element", p->pos);
+    }
+  }
+  *out = rsc__mk(RSC_ARRAY);
+  out->u.items = items;
+  out->len = (uint32_t)n;
+  for (size_t i = 0; i < n; i++)
+    if (items[i].flags & (NF_DOLLAR | NF_WALK)) out->flags |= NF_WALK;
+  return true;
+}
+
+static bool parse_object(fb *p, rsc_node *out) {
+  p->pos++;
+  size_t cap = 8, n = 0;
+  rsc_member *m = (rsc_member *)rsc__alloc(p->d, cap * sizeof *m);
+  if (!m) {
+    p->res = JSON_NOMEM;
+    return false;
+  }
+  *out = rsc__mk(RSC_OBJECT);
+  skip_ws(p);
+  if (p->pos < p->len && p->s[p->pos] == '}') {
+    p->pos++;
+  } else {
+    bool first = true;
+    for (;;) {
+      skip_ws(p);
+      if (p->pos >= p->len || p->s[p->pos] != '"')
+        return fail_at(p, first ? "Expected property name or '}'"
+                                : "Expected double-quoted property name",
+                       p->pos);
+      first = false;
+      if (n == cap) {
+        rsc_member *bigger = (rsc_member *)rsc__alloc(p->d, cap * 2 * sizeof *m);
+        if (!bigger) {
+          p->res = JSON_NOMEM;
+          return false;
+        }
+        memcpy(bigger, m, n * sizeof *m);
+        m = bigger;
+        cap *= 2;
+      }
+      const char *k;
+      size_t klen;
+      if (!parse_string(p, &k, &klen)) return false;
+      m[n].key = k;
+      m[n].klen = (uint32_t)klen;
+      m[n].pad = 0;
+      skip_ws(p);
+      if (p->pos >= p->len || p->s[p->pos] != ':')
+        return fail_at(p, "Expected ':' after property name", p->pos);
+      p->pos++;
+      if (!parse_value(p, &m[n].val)) return false;
+      if (m[n].val.flags & (NF_DOLLAR | NF_WALK)) out->flags |= NF_WALK;
+      if (klen == 9 && memcmp(k, "__proto__", 9) == 0) out->flags |= NF_WALK | NF_PROTO;
+      n++;
+      skip_ws(p);
+      if (p->pos < p->len && p->s[p->pos] == ',') {
+        p->pos++;
+        continue;
+      }
+      if (p->pos < p->len && p->s[p->pos] == '}') {
+        p->pos++;
+        break;
+      }
+      return fail_at(p, "Expected ',' or '}' after property value", p->pos);
+    }
+  }
+  out->u.members = m;
+  out->len = (uint32_t)n;
+  if (n > 1) rsc__object_normalize(p->d, out);
+  return true;
+}
+
+static bool parse_value(fb *p, rsc_node *out) {
+  skip_ws(p);
+  if (p->pos >= p->len) return fail_eos(p);
+  uint8_t c = p->s[p->pos];
+  switch (c) {
+  case '{':
+  case '[': {
+    if (++p->depth > p->max_depth) {
+      p->res = JSON_LIMIT;
+      return false;
+    }
+    bool ok = c == '{' ? parse_object(p, out) : parse_array(p, out);
+    p->depth--;
+    return ok;
+  }
+  case '"': {
+    const char *s;
+    size_t n;
+    if (!parse_string(p, &s, &n)) return false;
+    *out = rsc__str(RSC_STRING, s, n);
+    if (n > 0 && s[0] == '$') out->flags |= NF_DOLLAR;
+    return true;
+  }
+  case 't': {
+    rsc_node v = rsc__mk(RSC_BOOL);
+    v.u.boolean = 1;
+    return parse_literal(p, "true", v, out);
+  }
+  case 'f':
+    return parse_literal(p, "false", rsc__mk(RSC_BOOL), out);
+  case 'n':
+    return parse_literal(p, "null", rsc__mk(RSC_NULL), out);
+  default:
+    if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p, out);
+    return fail_token(p);
+  }
+}
+
+json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
+                               rsc_node *out, const char **msg) {
+  if (!rsc__utf8_valid(data, len)) {
+    size_t fixed_len;
+    uint8_t *fixed = rsc__utf8_repair(d, data, len, &fixed_len);
+    if (!fixed) return JSON_NOMEM;
+    data = fixed;
+    len = fixed_len;
+  }
+  fb p = {d, data, len, 0, 0, d->opt.limits.max_depth, NULL, JSON_OK};
+  /* V8 names these sources instead of pointing at a token. */
+  static const char *const special[] = {"undefined", "NaN", "Infinity", "[object Object]"};
+  for (size_t k = 0; k < 4; k++) {
+    if (len == strlen(special[k]) && memcmp(data, special[k], len) == 0) {
+      size_t n = len + 24;
+      char *m = (char *)rsc__alloc(d, n);
+      if (!m) return JSON_NOMEM;
+      snprintf(m, n, "\"%s\" is not valid JSON", special[k]);
+      *msg = m;
+      return JSON_SYNTAX;
+    }
+  }
+  if (!parse_value(&p, out)) {
+    *msg = p.msg;
+    return p.res == JSON_OK ? JSON_SYNTAX : p.res;
+  }
+  skip_ws(&p);
+  if (p.pos < p.len) {
+    fail_at(&p, "Unexpected non-whitespace character after JSON", p.pos);
+    *msg = p.msg;
+    return p.res;
+  }
+  return JSON_OK;
+}
+
+/* ---- object key order ---------------------------------------------------- */
+
+static bool index_key(const rsc_member *m, uint64_t *v) {
+  if (m->klen == 0 || m->klen > 10) return false;
+  if (m->klen > 1 && m->key[0] == '0') return false;
+  uint64_t x = 0;
+  for (uint32_t i = 0; i < m->klen; i++) {
+    char c = m->key[i];
+    if (c < '0' || c > '9') return false;
+    x = x * 10 + (uint64_t)(c - '0');
+  }
+  if (x >= 4294967295ull) return false;
+  *v = x;
+  return true;
+}
+
+static bool same_key(const rsc_member *a, const rsc_member *b) {
+  return a->klen == b->klen && memcmp(a->key, b->key, a->klen) == 0;
+}
+
+static uint64_t key_hash(const rsc_member *m) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < m->klen; i++) h = (h ^ (uint8_t)m->key[i]) * 1099511628211ull;
+  return h;
+}
+
+void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
+  rsc_member *m = obj->u.members;
+  uint32_t n = obj->len;
+  /* Duplicate keys: JSON.parse keeps the first position, the last value. */
+  bool removed = false;
+  if (n <= 16) {
+    for (uint32_t i = 1; i < n; i++)
+      for (uint32_t j = 0; j < i; j++)
+        if (m[j].klen != UINT32_MAX && same_key(&m[i], &m[j])) {
+          m[j].val = m[i].val;
+          m[i].klen = UINT32_MAX; /* mark for removal */
+          removed = true;
+          break;
+        }
+  } else {
+    size_t cap = 32;
+    while (cap < (size_t)n * 2) cap *= 2;
+    uint32_t *tab = (uint32_t *)rsc__alloc(d, cap * sizeof(uint32_t));
+    if (tab) {
+      memset(tab, 0xff, cap * sizeof(uint32_t));
+      for (uint32_t i = 0; i < n; i++) {
+        size_t h = (size_t)key_hash(&m[i]) & (cap - 1);
+        for (;;) {
+          if (tab[h] == UINT32_MAX) {
+            tab[h] = i;
+            break;
+          }
+          if (same_key(&m[tab[h]], &m[i])) {
+            m[tab[h]].val = m[i].val;
+            m[i].klen = UINT32_MAX;
+            removed = true;
+            break;
+          }
+          h = (h + 1) & (cap - 1);
+        }
+      }
+    }
+  }
+  if (removed) {
+    uint32_t o = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (m[i].klen != UINT32_MAX) m[o++] = m[i];
+    n = o;
+    obj->len = n;
+  }
+  /* Array-index keys first, ascending; the rest keep their order. */
+  uint32_t nidx = 0;
+  uint64_t v;
+  for (uint32_t i = 0; i < n; i++)
+    if (index_key(&m[i], &v)) nidx++;
+  if (nidx == 0) return;
+  rsc_member *tmp = (rsc_member *)rsc__alloc(d, n * sizeof *m);
+  if (!tmp) return; /* keep source order rather than fail */
+  uint32_t a = 0, b = nidx;
+  for (uint32_t i = 0; i < n; i++) {
+    if (index_key(&m[i], &v)) {
+      /* insertion sort into [0, a) */
+      uint32_t j = a++;
+      while (j > 0) {
+        uint64_t w;
+        index_key(&tmp[j - 1], &w);
+        if (w <= v) break;
+        tmp[j] = tmp[j - 1];
+        j--;
+      }
+      tmp[j] = m[i];
+    } else {
+      tmp[b++] = m[i];
+    }
+  }
+  memcpy(m, tmp, n * sizeof *m);
+}

@@ -1,0 +1,264 @@
+/* node.c - public accessors for values and chunks. Every accessor is safe
+ * on NULL and on the wrong kind: it returns 0, NULL or RSC_NONE. */
+#include "chunks.h"
+
+rsc_kind rsc_node_kind(const rsc_node *n) { return n ? (rsc_kind)n->kind : RSC_NONE; }
+
+const char *rsc_kind_name(rsc_kind k) {
+  static const char *const names[] = {
+      "none",    "null",      "bool",       "number",     "string",     "undefined", "bigint",
+      "date",    "symbol",    "array",      "object",     "element",    "lazy",      "promise",
+      "client_ref", "server_ref", "temporary_ref", "map",   "set",        "formdata",  "blob",
+      "iterator", "binary",   "stream",     "error",      "function"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "none";
+}
+
+int rsc_node_bool(const rsc_node *n) { return n && n->kind == RSC_BOOL ? n->u.boolean : 0; }
+double rsc_node_number(const rsc_node *n) { return n && n->kind == RSC_NUMBER ? n->u.num : 0; }
+
+const char *rsc_node_string(const rsc_node *n, size_t *len) {
+  if (len) *len = 0;
+  if (!n) return NULL;
+  switch (n->kind) {
+  case RSC_STRING: case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF:
+  case RSC_FUNCTION:
+    if (len) *len = n->len;
+    return n->u.str;
+  case RSC_BLOB:
+    if (len) *len = n->u.blob->type_len;
+    return n->u.blob->type;
+  default:
+    return NULL;
+  }
+}
+
+size_t rsc_node_len(const rsc_node *n) {
+  if (!n) return 0;
+  switch (n->kind) {
+  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA: return n->len;
+  case RSC_ITERATOR: return n->u.iter->array.len;
+  case RSC_OBJECT: {
+    size_t c = 0;
+    for (uint32_t i = 0; i < n->len; i++)
+      if (n->u.members[i].val.kind != RSC_UNDEFINED) c++;
+    return c;
+  }
+  default: return 0;
+  }
+}
+
+const rsc_node *rsc_node_at(const rsc_node *n, size_t i) {
+  if (!n) return NULL;
+  switch (n->kind) {
+  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+    return i < n->len ? &n->u.items[i] : NULL;
+  case RSC_ITERATOR:
+    return i < n->u.iter->array.len ? &n->u.iter->array.u.items[i] : NULL;
+  default:
+    return NULL;
+  }
+}
+
+static const rsc_member *visible_member(const rsc_node *n, size_t i) {
+  if (!n || n->kind != RSC_OBJECT) return NULL;
+  size_t c = 0;
+  for (uint32_t k = 0; k < n->len; k++) {
+    if (n->u.members[k].val.kind == RSC_UNDEFINED) continue;
+    if (c++ == i) return &n->u.members[k];
+  }
+  return NULL;
+}
+
+const char *rsc_object_key(const rsc_node *n, size_t i, size_t *len) {
+  const rsc_member *m = visible_member(n, i);
+  if (len) *len = m ? m->klen : 0;
+  return m ? m->key : NULL;
+}
+
+const rsc_node *rsc_object_value(const rsc_node *n, size_t i) {
+  const rsc_member *m = visible_member(n, i);
+  return m ? &m->val : NULL;
+}
+
+const rsc_node *rsc_object_get(const rsc_node *n, const char *key, size_t len) {
+  if (!n || n->kind != RSC_OBJECT || !key) return NULL;
+  for (uint32_t k = 0; k < n->len; k++) {
+    const rsc_member *m = &n->u.members[k];
+    if (m->val.kind != RSC_UNDEFINED && m->klen == len && memcmp(m->key, key, len) == 0)
+      return &m->val;
+  }
+  return NULL;
+}
+
+#define EL(n) ((n) && (n)->kind == RSC_ELEMENT ? (n)->u.el : NULL)
+const rsc_node *rsc_element_type(const rsc_node *n) { return EL(n) ? &EL(n)->type : NULL; }
+const rsc_node *rsc_element_key(const rsc_node *n) { return EL(n) ? &EL(n)->key : NULL; }
+const rsc_node *rsc_element_props(const rsc_node *n) { return EL(n) ? &EL(n)->props : NULL; }
+const rsc_node *rsc_element_owner(const rsc_node *n) {
+  return EL(n) && EL(n)->owner.kind != RSC_NULL ? &EL(n)->owner : NULL;
+}
+
+const rsc_chunk *rsc_node_chunk(const rsc_node *n) {
+  return n && (n->kind == RSC_LAZY || n->kind == RSC_PROMISE) ? n->u.chunk : NULL;
+}
+
+#define CR(n) ((n) && (n)->kind == RSC_CLIENT_REF ? (n)->u.cref : NULL)
+const rsc_node *rsc_client_ref_metadata(const rsc_node *n) { return CR(n) ? &CR(n)->metadata : NULL; }
+const rsc_node *rsc_client_ref_id(const rsc_node *n) { return CR(n) ? &CR(n)->id : NULL; }
+const rsc_node *rsc_client_ref_chunks(const rsc_node *n) { return CR(n) ? &CR(n)->chunks : NULL; }
+const rsc_node *rsc_client_ref_name(const rsc_node *n) { return CR(n) ? &CR(n)->name : NULL; }
+int rsc_client_ref_is_async(const rsc_node *n) { return CR(n) ? CR(n)->is_async : 0; }
+
+#define SR(n) ((n) && (n)->kind == RSC_SERVER_REF ? (n)->u.sref : NULL)
+const rsc_node *rsc_server_ref_id(const rsc_node *n) { return SR(n) ? &SR(n)->id : NULL; }
+const rsc_node *rsc_server_ref_bound(const rsc_node *n) { return SR(n) ? &SR(n)->bound : NULL; }
+
+const uint8_t *rsc_node_bytes(const rsc_node *n, size_t *len) {
+  if (len) *len = 0;
+  if (!n) return NULL;
+  if (n->kind == RSC_BINARY) {
+    if (len) *len = n->len;
+    return n->u.bytes;
+  }
+  if (n->kind == RSC_BLOB) {
+    if (len) *len = n->u.blob->len;
+    return n->u.blob->bytes;
+  }
+  return NULL;
+}
+
+rsc_binary_kind rsc_node_binary_kind(const rsc_node *n) {
+  return n && n->kind == RSC_BINARY ? (rsc_binary_kind)n->sub : RSC_ARRAY_BUFFER;
+}
+
+const char *rsc_binary_kind_name(rsc_binary_kind k) {
+  static const char *const names[] = {
+      "ArrayBuffer", "Int8Array",   "Uint8Array",   "Uint8ClampedArray", "Int16Array",
+      "Uint16Array", "Int32Array",  "Uint32Array",  "Float32Array",      "Float64Array",
+      "BigInt64Array", "BigUint64Array", "DataView"};
+  return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "ArrayBuffer";
+}
+
+const char *rsc_error_message(const rsc_node *n) {
+  return n && n->kind == RSC_ERROR ? n->u.err->message : NULL;
+}
+
+const char *rsc_error_digest(const rsc_node *n) {
+  return n && n->kind == RSC_ERROR && n->u.err->digest.kind == RSC_STRING ? n->u.err->digest.u.str
+                                                                          : NULL;
+}
+
+#define ST(n) ((n) && (n)->kind == RSC_STREAM ? (n)->u.stream : NULL)
+rsc_stream_kind rsc_stream_kind_of(const rsc_node *n) {
+  return ST(n) ? (rsc_stream_kind)ST(n)->kind : RSC_STREAM_TEXT;
+}
+
+/* For iterables an item is a fulfilled result slot's value, in order. */
+size_t rsc_stream_len(const rsc_node *n) {
+  const rsc_stream *s = ST(n);
+  if (!s) return 0;
+  if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) return s->len;
+  size_t c = 0;
+  for (uint32_t i = 0; i < s->len; i++) {
+    const rsc_chunk *ch = s->slots[i];
+    if (ch->state != CS_FULFILLED) break;
+    const rsc_node *done = rsc_object_get(&ch->value, "done", 4);
+    if (done && done->kind == RSC_BOOL && done->u.boolean) break;
+    c++;
+  }
+  return c;
+}
+
+const rsc_node *rsc_stream_at(const rsc_node *n, size_t i) {
+  const rsc_stream *s = ST(n);
+  if (!s || i >= rsc_stream_len(n)) return NULL;
+  if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) return &s->items[i];
+  return rsc_object_get(&s->slots[i]->value, "value", 5);
+}
+
+rsc_stream_end rsc_stream_end_of(const rsc_node *n) {
+  const rsc_stream *s = ST(n);
+  if (!s) return RSC_STREAM_OPEN;
+  if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) return (rsc_stream_end)s->end;
+  size_t i = rsc_stream_len(n);
+  if (i < s->len) {
+    const rsc_chunk *c = s->slots[i];
+    if (c->state == CS_FULFILLED) return RSC_STREAM_DONE;
+    if (c->state == CS_REJECTED) return RSC_STREAM_ERRORED;
+    return RSC_STREAM_OPEN;
+  }
+  return s->closed ? RSC_STREAM_DONE : RSC_STREAM_OPEN;
+}
+
+const rsc_node *rsc_stream_end_value(const rsc_node *n) {
+  const rsc_stream *s = ST(n);
+  if (!s) return NULL;
+  if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES)
+    return s->end == RSC_STREAM_ERRORED ? &s->end_value : NULL;
+  size_t i = rsc_stream_len(n);
+  if (i >= s->len) return NULL;
+  const rsc_chunk *c = s->slots[i];
+  if (c->state == CS_FULFILLED) return rsc_object_get(&c->value, "value", 5);
+  if (c->state == CS_REJECTED) return &c->reason;
+  return NULL;
+}
+
+uintptr_t rsc_node_identity(const rsc_node *n) {
+  if (!n) return 0;
+  switch (n->kind) {
+  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA: return (uintptr_t)n->u.items;
+  case RSC_OBJECT: return (uintptr_t)n->u.members;
+  case RSC_ELEMENT: return (uintptr_t)n->u.el;
+  case RSC_BLOB: return (uintptr_t)n->u.blob;
+  case RSC_BINARY: return (uintptr_t)n->u.bytes;
+  case RSC_ITERATOR: return (uintptr_t)n->u.iter;
+  case RSC_STREAM: return (uintptr_t)n->u.stream;
+  default: return 0;
+  }
+}
+
+/* ---- chunks ---------------------------------------------------------------- */
+
+const rsc_chunk *rsc_decoder_root(rsc_decoder *d) { return d ? rsc__find_chunk(d, 0) : NULL; }
+
+const rsc_chunk *rsc_decoder_chunk(rsc_decoder *d, int64_t id) {
+  return d ? rsc__find_chunk(d, id) : NULL;
+}
+
+size_t rsc_decoder_chunk_count(const rsc_decoder *d) { return d ? d->table.count : 0; }
+
+const rsc_chunk *rsc_decoder_chunk_at(const rsc_decoder *d, size_t i) {
+  return d && i < d->table.count ? d->table.order[i] : NULL;
+}
+
+int64_t rsc_chunk_id(const rsc_chunk *c) { return c ? c->id : -1; }
+
+/* A read parses a chunk whose row arrived but was not parsed yet, as
+ * React's first read does; the owner decoder does the work. */
+static void read_through(const rsc_chunk *c) {
+  if (c && c->state == CS_RESOLVED_MODEL && c->owner && !c->owner->err.code)
+    rsc__read_chunk(c->owner, (rsc_chunk *)c);
+}
+
+rsc_chunk_state rsc_chunk_status(const rsc_chunk *c) {
+  if (!c) return RSC_CHUNK_PENDING;
+  read_through(c);
+  switch (c->state) {
+  case CS_FULFILLED: return RSC_CHUNK_FULFILLED;
+  case CS_REJECTED: return RSC_CHUNK_REJECTED;
+  case CS_HALTED: return RSC_CHUNK_HALTED;
+  case CS_BLOCKED: return RSC_CHUNK_BLOCKED;
+  case CS_RESOLVED_MODEL: return RSC_CHUNK_BLOCKED;
+  default: return RSC_CHUNK_PENDING;
+  }
+}
+
+const rsc_node *rsc_chunk_value(const rsc_chunk *c) {
+  read_through(c);
+  return c && c->state == CS_FULFILLED ? &c->value : NULL;
+}
+
+const rsc_node *rsc_chunk_reason(const rsc_chunk *c) {
+  read_through(c);
+  return c && c->state == CS_REJECTED ? &c->reason : NULL;
+}

@@ -1,0 +1,849 @@
+/* revive.c - React's reviveModel walk and parseModelString, in place.
+ *
+ * One walk per parsed row: "$" strings become typed values (FLIGHT-PROTOCOL
+ * 5), arrays whose slot 0 is the element marker become elements (7), object
+ * members that revive to undefined and "__proto__" members become absent
+ * (4.1). References go through the chunk table and either resolve now or
+ * leave a null placeholder and a listener (6). Containers the JSON stage
+ * marked clean (no "$" string, no "__proto__" key inside) are skipped. */
+#include "revive.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chunks.h"
+#include "json.h"
+
+const char rsc__generic_error[] =
+    "An error occurred in the Server Components render. The specific message is omitted in "
+    "production builds to avoid leaking sensitive details. A digest property is included on "
+    "this error instance which may provide additional details about the nature of the error.";
+const char rsc__dev_default_error[] =
+    "An error occurred in the Server Components render but no message was provided";
+static const char omitted_message[] =
+    "This object has been omitted by React in the console log to avoid sending too much data "
+    "from the server. Try logging smaller or more specific objects.";
+static const char missing_temp_refs[] =
+    "Missing a temporary reference set but the RSC response returned a temporary reference. "
+    "Pass a temporaryReference option with the set that was used with the reply.";
+
+rsc_node rsc__lazy(rsc_chunk *c) {
+  rsc_node n = rsc__mk(RSC_LAZY);
+  n.u.chunk = c;
+  return n;
+}
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static bool key_is(const char *k, uint32_t n, const char *lit) {
+  size_t l = strlen(lit);
+  return n == l && memcmp(k, lit, l) == 0;
+}
+
+static rsc_node type_error(rsc_decoder *d, const char *msg) {
+  rsc_node e = rsc__error_node(d, msg, NULL);
+  if (e.kind == RSC_ERROR) e.u.err->name = "TypeError";
+  return e;
+}
+
+int64_t rsc__parse_ref_id(const char *s, size_t len) {
+  size_t i = 0;
+  /* parseInt trims white space (ASCII, NBSP and BOM here). */
+  for (;;) {
+    if (i < len && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r'))) {
+      i++;
+    } else if (i + 1 < len && (uint8_t)s[i] == 0xC2 && (uint8_t)s[i + 1] == 0xA0) {
+      i += 2;
+    } else if (i + 2 < len && (uint8_t)s[i] == 0xEF && (uint8_t)s[i + 1] == 0xBB &&
+               (uint8_t)s[i + 2] == 0xBF) {
+      i += 3;
+    } else {
+      break;
+    }
+  }
+  bool neg = false;
+  if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+  if (i + 1 < len && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) i += 2;
+  double v = 0;
+  size_t digits = 0;
+  for (; i < len; i++) {
+    char c = s[i];
+    int h = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (h < 0) break;
+    v = v * 16 + h;
+    digits++;
+  }
+  if (digits == 0) return INT64_MIN; /* NaN: one chunk no row can name */
+  if (neg) v = -v;
+  if (v >= 9.2e18 || v <= -9.2e18) return INT64_MIN + 1;
+  return (int64_t)v;
+}
+
+/* BigInt(text) as JavaScript reads it: trimmed, optional sign for decimal,
+ * 0x / 0o / 0b prefixes, "" is 0. Returns decimal digits, or NULL (throw). */
+static const char *parse_bigint(rsc_decoder *d, const char *s, size_t len, size_t *out_len) {
+  size_t a = 0, b = len;
+  while (a < b && (s[a] == ' ' || (s[a] >= '\t' && s[a] <= '\r'))) a++;
+  while (b > a && (s[b - 1] == ' ' || (s[b - 1] >= '\t' && s[b - 1] <= '\r'))) b--;
+  if (a == b) {
+    *out_len = 1;
+    return "0";
+  }
+  int base = 10;
+  bool neg = false;
+  if (b - a > 2 && s[a] == '0' && strchr("xXoObB", s[a + 1])) {
+    base = (s[a + 1] | 0x20) == 'x' ? 16 : (s[a + 1] | 0x20) == 'o' ? 8 : 2;
+    a += 2;
+  } else if (s[a] == '-' || s[a] == '+') {
+    neg = s[a] == '-';
+    a++;
+    if (a == b) return NULL;
+  }
+  size_t n = b - a;
+  /* Base conversion into little-endian base-1e9 limbs. */
+  size_t limbs_cap = n / 2 + 2;
+  uint32_t *limbs = (uint32_t *)rsc__alloc(d, limbs_cap * sizeof(uint32_t));
+  if (!limbs) return NULL;
+  size_t nl = 0;
+  for (size_t i = a; i < b; i++) {
+    char c = s[i];
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : 99;
+    if (v >= base) return NULL;
+    uint64_t carry = (uint64_t)v;
+    for (size_t k = 0; k < nl; k++) {
+      uint64_t x = (uint64_t)limbs[k] * (uint64_t)base + carry;
+      limbs[k] = (uint32_t)(x % 1000000000u);
+      carry = x / 1000000000u;
+    }
+    while (carry) {
+      limbs[nl++] = (uint32_t)(carry % 1000000000u);
+      carry /= 1000000000u;
+    }
+  }
+  while (nl > 0 && limbs[nl - 1] == 0) nl--;
+  if (nl == 0) {
+    *out_len = 1;
+    return "0";
+  }
+  char *out = (char *)rsc__alloc(d, nl * 9 + 2);
+  if (!out) return NULL;
+  size_t o = 0;
+  if (neg) out[o++] = '-';
+  o += (size_t)sprintf(out + o, "%u", limbs[nl - 1]);
+  for (size_t k = nl - 1; k-- > 0;) o += (size_t)sprintf(out + o, "%09u", limbs[k]);
+  out[o] = 0;
+  *out_len = o;
+  return out;
+}
+
+/* ---- stepping along a path ------------------------------------------------- */
+
+static bool canonical_index(rsc_key k, uint32_t *out) {
+  if (k.n == 0 || k.n > 10) return false;
+  if (k.n > 1 && k.s[0] == '0') return false;
+  uint64_t v = 0;
+  for (uint32_t i = 0; i < k.n; i++) {
+    if (k.s[i] < '0' || k.s[i] > '9') return false;
+    v = v * 10 + (uint64_t)(k.s[i] - '0');
+  }
+  if (v >= 4294967295ull) return false;
+  *out = (uint32_t)v;
+  return true;
+}
+
+bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out) {
+  switch (value->kind) {
+  case RSC_OBJECT:
+    for (uint32_t i = 0; i < value->len; i++) {
+      const rsc_member *m = &value->u.members[i];
+      if (m->val.kind != RSC_UNDEFINED && m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
+        *out = m->val;
+        return true;
+      }
+    }
+    return false;
+  case RSC_ARRAY: {
+    uint32_t idx;
+    if (canonical_index(key, &idx)) {
+      if (idx >= value->len) return false;
+      *out = value->u.items[idx];
+      return true;
+    }
+    if (key_is(key.s, key.n, "length")) {
+      *out = rsc__num((double)value->len);
+      return true;
+    }
+    return false;
+  }
+  case RSC_ELEMENT: {
+    /* An element is a plain object on the client: its own properties. */
+    const rsc_element *el = value->u.el;
+    if (key_is(key.s, key.n, "type")) *out = el->type;
+    else if (key_is(key.s, key.n, "key")) *out = el->key;
+    else if (key_is(key.s, key.n, "props")) *out = el->props;
+    else if (key_is(key.s, key.n, "ref")) *out = rsc__mk(RSC_NULL);
+    else if (key_is(key.s, key.n, "$$typeof")) *out = d->marker;
+    else if (d->dev && key_is(key.s, key.n, "_owner")) *out = el->owner;
+    else return false;
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+/* ---- collections (React's map functions) ---------------------------------- */
+
+static uintptr_t identity(const rsc_node *n) {
+  switch (n->kind) {
+  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+    return (uintptr_t)n->u.items;
+  case RSC_OBJECT: return (uintptr_t)n->u.members;
+  case RSC_DATE: /* every "$D" is a new Date object */
+  case RSC_ELEMENT: case RSC_LAZY: case RSC_CLIENT_REF: case RSC_SERVER_REF:
+  case RSC_ERROR: case RSC_BLOB: case RSC_ITERATOR: case RSC_BINARY: case RSC_STREAM:
+  case RSC_PROMISE: case RSC_FUNCTION:
+    return (uintptr_t)n->u.str;
+  default:
+    return 0;
+  }
+}
+
+/* SameValueZero, as Map and Set compare keys. */
+static bool same_value_zero(const rsc_node *a, const rsc_node *b) {
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+  case RSC_NULL: case RSC_UNDEFINED: return true;
+  case RSC_BOOL: return a->u.boolean == b->u.boolean;
+  case RSC_NUMBER: return a->u.num == b->u.num || (isnan(a->u.num) && isnan(b->u.num));
+  case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
+    return a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
+  default: return identity(a) == identity(b);
+  }
+}
+
+static uint64_t value_hash(const rsc_node *n) {
+  uint64_t h = 1469598103934665603ull ^ n->kind;
+  switch (n->kind) {
+  case RSC_NUMBER: {
+    double v = n->u.num == 0 ? 0 : n->u.num;
+    if (isnan(v)) return h;
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    return (h ^ bits) * 1099511628211ull;
+  }
+  case RSC_BOOL: return h ^ (uint64_t)n->u.boolean;
+  case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
+    for (uint32_t i = 0; i < n->len; i++) h = (h ^ (uint8_t)n->u.str[i]) * 1099511628211ull;
+    return h;
+  default: return h ^ (uint64_t)identity(n) * 0x9E3779B97F4A7C15ull;
+  }
+}
+
+/* Appends keys[i] (stride 1 for Set, 2 for Map) unless an equal key exists;
+ * an equal key keeps its position and takes the new value (Map.set). */
+static uint32_t dedupe(rsc_decoder *d, rsc_node *items, uint32_t count, uint32_t stride) {
+  uint32_t n = 0;
+  size_t cap = 16;
+  while (cap < (size_t)count * 2) cap *= 2;
+  uint32_t *tab = count > 16 ? (uint32_t *)rsc__alloc(d, cap * sizeof(uint32_t)) : NULL;
+  if (tab) memset(tab, 0xff, cap * sizeof(uint32_t));
+  for (uint32_t i = 0; i < count; i++) {
+    rsc_node *k = &items[i * stride];
+    uint32_t found = UINT32_MAX;
+    if (tab) {
+      size_t h = (size_t)value_hash(k) & (cap - 1);
+      while (tab[h] != UINT32_MAX) {
+        if (same_value_zero(&items[tab[h] * stride], k)) {
+          found = tab[h];
+          break;
+        }
+        h = (h + 1) & (cap - 1);
+      }
+      if (found == UINT32_MAX) tab[h] = n;
+    } else {
+      for (uint32_t j = 0; j < n; j++)
+        if (same_value_zero(&items[j * stride], k)) {
+          found = j;
+          break;
+        }
+    }
+    if (found != UINT32_MAX) {
+      if (stride == 2) items[found * 2 + 1] = items[i * 2 + 1];
+      continue;
+    }
+    if (n != i) memcpy(&items[n * stride], &items[i * stride], stride * sizeof *items);
+    n++;
+  }
+  return n;
+}
+
+/* String(value) for FormData values and Blob parts that are not bytes. */
+static rsc_node to_js_string(rsc_decoder *d, const rsc_node *v) {
+  char buf[40];
+  switch (v->kind) {
+  case RSC_STRING: return *v;
+  case RSC_NUMBER: {
+    size_t n = rsc__format_number(v->u.num, buf);
+    return rsc__str(RSC_STRING, rsc__strdup(d, buf, n), n);
+  }
+  case RSC_BOOL: return rsc__str(RSC_STRING, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5);
+  case RSC_NULL: return rsc__str(RSC_STRING, "null", 4);
+  case RSC_UNDEFINED: return rsc__str(RSC_STRING, "undefined", 9);
+  case RSC_BIGINT: return rsc__str(RSC_STRING, v->u.str, v->len);
+  default: return rsc__str(RSC_STRING, "[object Object]", 15);
+  }
+}
+
+static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *thrown) {
+  if (model.kind != RSC_ARRAY) {
+    *thrown = type_error(d, "model.slice is not a function");
+    return false;
+  }
+  rsc_blob *b = (rsc_blob *)rsc__alloc(d, sizeof *b);
+  if (!b) return false;
+  memset(b, 0, sizeof *b);
+  /* The type: lowercased, or "" when it has a character outside U+0020-7E. */
+  b->type = "";
+  if (model.len > 0) {
+    rsc_node t = to_js_string(d, &model.u.items[0]);
+    char *lt = rsc__strdup(d, t.u.str, t.len);
+    if (!lt) return false;
+    bool ok = true;
+    for (uint32_t i = 0; i < t.len; i++) {
+      uint8_t c = (uint8_t)lt[i];
+      if (c < 0x20 || c > 0x7E) ok = false;
+      else if (c >= 'A' && c <= 'Z') lt[i] = (char)(c + 32);
+    }
+    if (ok) {
+      b->type = lt;
+      b->type_len = t.len;
+    }
+  }
+  size_t total = 0;
+  for (uint32_t i = 1; i < model.len; i++) {
+    const rsc_node *p = &model.u.items[i];
+    if (p->kind == RSC_BINARY) total += p->len;
+    else if (p->kind == RSC_BLOB) total += p->u.blob->len;
+    else total += to_js_string(d, p).len;
+  }
+  uint8_t *bytes = (uint8_t *)rsc__alloc(d, total ? total : 1);
+  if (!bytes) return false;
+  size_t o = 0;
+  for (uint32_t i = 1; i < model.len; i++) {
+    const rsc_node *p = &model.u.items[i];
+    if (p->kind == RSC_BINARY) {
+      memcpy(bytes + o, p->u.bytes, p->len);
+      o += p->len;
+    } else if (p->kind == RSC_BLOB) {
+      memcpy(bytes + o, p->u.blob->bytes, p->u.blob->len);
+      o += p->u.blob->len;
+    } else {
+      rsc_node s = to_js_string(d, p);
+      memcpy(bytes + o, s.u.str, s.len);
+      o += s.len;
+    }
+  }
+  b->bytes = bytes;
+  b->len = total;
+  *out = rsc__mk(RSC_BLOB);
+  out->u.blob = b;
+  return true;
+}
+
+static const rsc_node *member(const rsc_node *obj, const char *name) {
+  if (obj->kind != RSC_OBJECT) return NULL;
+  size_t n = strlen(name);
+  for (uint32_t i = 0; i < obj->len; i++) {
+    const rsc_member *m = &obj->u.members[i];
+    if (m->klen == n && memcmp(m->key, name, n) == 0 && m->val.kind != RSC_UNDEFINED)
+      return &m->val;
+  }
+  return NULL;
+}
+
+bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
+                    rsc_node *thrown) {
+  switch (map) {
+  case MAP_MODEL:
+    *out = model;
+    return true;
+  case MAP_MAP:
+  case MAP_SET:
+  case MAP_FORMDATA: {
+    if (model.kind != RSC_ARRAY) {
+      *thrown = type_error(d, "object is not iterable (cannot read property "
+                              "Symbol(Symbol.iterator))");
+      return false;
+    }
+    uint32_t stride = map == MAP_SET ? 1 : 2;
+    /* A snapshot, as new Map(model) takes one: later fills of the outlined
+     * array do not reach it (FLIGHT-PROTOCOL 6.4). */
+    rsc_node *items = rsc__alloc_nodes(d, (size_t)model.len * stride + 1);
+    if (!items) return false;
+    for (uint32_t i = 0; i < model.len; i++) {
+      const rsc_node *e = &model.u.items[i];
+      if (stride == 1) {
+        items[i] = *e;
+        continue;
+      }
+      if (e->kind != RSC_ARRAY && e->kind != RSC_OBJECT) {
+        *thrown = type_error(d, "Iterator value is not an entry object");
+        return false;
+      }
+      rsc_node k = rsc__mk(RSC_UNDEFINED), v = rsc__mk(RSC_UNDEFINED), tmp;
+      if (rsc__step(d, e, (rsc_key){"0", 1}, &tmp)) k = tmp;
+      if (rsc__step(d, e, (rsc_key){"1", 1}, &tmp)) v = tmp;
+      if (map == MAP_FORMDATA) {
+        k = to_js_string(d, &k);
+        if (v.kind != RSC_BLOB) v = to_js_string(d, &v);
+      }
+      items[2 * i] = k;
+      items[2 * i + 1] = v;
+    }
+    uint32_t n = map == MAP_FORMDATA ? model.len : dedupe(d, items, model.len, stride);
+    *out = rsc__mk(map == MAP_MAP ? RSC_MAP : map == MAP_SET ? RSC_SET : RSC_FORMDATA);
+    out->u.items = items;
+    out->len = n * stride;
+    return true;
+  }
+  case MAP_BLOB:
+    return make_blob(d, model, out, thrown);
+  case MAP_ITERATOR: {
+    if (model.kind != RSC_ARRAY) {
+      *thrown = type_error(d, "model[Symbol.iterator] is not a function");
+      return false;
+    }
+    rsc_iter *it = (rsc_iter *)rsc__alloc(d, sizeof *it);
+    if (!it) return false;
+    it->array = model;
+    *out = rsc__mk(RSC_ITERATOR);
+    out->u.iter = it;
+    return true;
+  }
+  case MAP_ERROR_DEV: {
+    rsc_node e = rsc__error_node(d, rsc__dev_default_error, NULL);
+    if (e.kind != RSC_ERROR) return false;
+    const rsc_node *msg = member(&model, "message");
+    if (msg && msg->kind == RSC_STRING && msg->len > 0) e.u.err->message = msg->u.str;
+    else if (msg && msg->kind != RSC_STRING && msg->kind != RSC_NULL &&
+             !(msg->kind == RSC_BOOL && !msg->u.boolean) &&
+             !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num))))
+      e.u.err->message = to_js_string(d, msg).u.str;
+    const rsc_node *name = member(&model, "name");
+    if (name && name->kind == RSC_STRING) e.u.err->name = name->u.str;
+    const rsc_node *env = member(&model, "env");
+    if (env && env->kind == RSC_STRING) e.u.err->env = env->u.str;
+    const rsc_node *cause = member(&model, "cause");
+    if (cause) e.u.err->cause = *cause;
+    *out = e;
+    return true;
+  }
+  case MAP_SERVER_REF: {
+    rsc_server_ref *s = (rsc_server_ref *)rsc__alloc(d, sizeof *s);
+    if (!s) return false;
+    s->metadata = model;
+    s->id = rsc__mk(RSC_UNDEFINED);
+    s->bound = rsc__mk(RSC_UNDEFINED);
+    rsc_node tmp;
+    if (rsc__step(d, &model, (rsc_key){"id", 2}, &tmp)) s->id = tmp;
+    if (rsc__step(d, &model, (rsc_key){"bound", 5}, &tmp)) s->bound = tmp;
+    *out = rsc__mk(RSC_SERVER_REF);
+    out->u.sref = s;
+    return true;
+  }
+  case MAP_PROTO:
+  default:
+    *out = rsc__mk(RSC_UNDEFINED); /* the key is deleted */
+    return true;
+  }
+}
+
+/* ---- getOutlinedModel ------------------------------------------------------- */
+
+typedef struct slot_ctx {
+  rsc_node *slot;
+  rsc_node *tuple;   /* the parent array's items, or NULL                  */
+  int32_t key_index; /* -1 object member, -2 the row's root               */
+} slot_ctx;
+
+static void errored_scope(rsc_decoder *d, rsc_node reason) {
+  rsc_scope *h = d->initializing_handler;
+  if (h) {
+    h->errored = true;
+    h->value = rsc__mk(RSC_NULL);
+    h->reason = reason;
+    return;
+  }
+  h = (rsc_scope *)rsc__alloc(d, sizeof *h);
+  if (!h) return;
+  memset(h, 0, sizeof *h);
+  h->value = rsc__mk(RSC_NULL);
+  h->reason = reason;
+  h->errored = true;
+  d->initializing_handler = h;
+}
+
+/* Splits "id:k1:k2" into its keys (after the id). */
+static rsc_key *split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
+                           uint32_t *nkeys) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (ref[i] == ':') n++;
+  const char *colon = (const char *)memchr(ref, ':', len);
+  *id_len = colon ? (size_t)(colon - ref) : len;
+  *nkeys = n;
+  if (n == 0) return NULL;
+  if (n > d->opt.limits.max_path_hops) {
+    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "reference path too long");
+    return NULL;
+  }
+  rsc_key *keys = (rsc_key *)rsc__alloc(d, n * sizeof *keys);
+  if (!keys) return NULL;
+  size_t start = *id_len + 1;
+  uint32_t k = 0;
+  for (size_t i = start; i <= len; i++) {
+    if (i == len || ref[i] == ':') {
+      keys[k].s = ref + start;
+      keys[k].n = (uint32_t)(i - start);
+      k++;
+      start = i + 1;
+    }
+  }
+  return keys;
+}
+
+static rsc_node wait_on(rsc_decoder *d, rsc_chunk *c, const slot_ctx *sc, uint8_t map,
+                        const rsc_key *path, uint32_t path_len, uint32_t pos) {
+  rsc_ref proto;
+  memset(&proto, 0, sizeof proto);
+  proto.slot = sc->slot;
+  proto.tuple = sc->tuple;
+  proto.key_index = sc->key_index;
+  proto.map = map;
+  proto.path = path;
+  proto.path_len = path_len;
+  proto.path_pos = pos;
+  return rsc__wait_for_reference(d, c, &proto);
+}
+
+static rsc_node halted_dep(rsc_decoder *d) {
+  rsc__current_scope_dep(d); /* a dependency that will never resolve */
+  return rsc__mk(RSC_NULL);
+}
+
+static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, const slot_ctx *sc,
+                               uint8_t map, rsc_node *out, rsc_node *thrown) {
+  size_t id_len;
+  uint32_t nkeys;
+  rsc_key *path = split_path(d, ref, len, &id_len, &nkeys);
+  if (d->err.code) return false;
+  rsc_chunk *c = rsc__get_chunk(d, rsc__parse_ref_id(ref, id_len));
+  if (!c) return false;
+  rsc__read_chunk(d, c);
+  if (d->err.code) return false;
+  switch (c->state) {
+  case CS_FULFILLED: {
+    rsc_node value = c->value;
+    for (uint32_t i = 0; i < nkeys; i++) {
+      while (value.kind == RSC_LAZY) {
+        rsc_chunk *rc = value.u.chunk;
+        rsc__read_chunk(d, rc);
+        switch (rc->state) {
+        case CS_FULFILLED:
+          value = rc->value;
+          continue;
+        case CS_BLOCKED:
+        case CS_PENDING:
+          *out = wait_on(d, rc, sc, map, path, nkeys, i);
+          return true;
+        case CS_HALTED:
+          *out = halted_dep(d);
+          return true;
+        default:
+          errored_scope(d, rc->reason);
+          *out = rsc__mk(RSC_NULL);
+          return true;
+        }
+      }
+      rsc_node next;
+      if (!rsc__step(d, &value, path[i], &next)) {
+        *thrown = rsc__error_node(d, "Invalid reference.", NULL);
+        return false;
+      }
+      value = next;
+    }
+    while (value.kind == RSC_LAZY) {
+      rsc_chunk *rc = value.u.chunk;
+      rsc__read_chunk(d, rc);
+      if (rc->state != CS_FULFILLED) break;
+      value = rc->value;
+    }
+    return rsc__apply_map(d, map, value, out, thrown);
+  }
+  case CS_PENDING:
+  case CS_BLOCKED:
+    *out = wait_on(d, c, sc, map, path, nkeys, 0);
+    return true;
+  case CS_HALTED:
+    *out = halted_dep(d);
+    return true;
+  default:
+    errored_scope(d, c->reason);
+    *out = rsc__mk(RSC_NULL);
+    return true;
+  }
+}
+
+/* ---- parseModelString ------------------------------------------------------- */
+
+static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key,
+                               uint32_t klen, rsc_node *out, rsc_node *thrown) {
+  const rsc_node v = *sc->slot;
+  const char *s = v.u.str;
+  size_t n = v.len;
+  if (n == 1) {
+    /* The element marker; at slot 0 it opens a new element scope. */
+    if (d->initializing_handler && klen == 1 && key[0] == '0') {
+      rsc_scope *h = (rsc_scope *)rsc__alloc(d, sizeof *h);
+      if (!h) return false;
+      memset(h, 0, sizeof *h);
+      h->value = rsc__mk(RSC_NULL);
+      h->parent = d->initializing_handler;
+      d->initializing_handler = h;
+    }
+    *out = d->marker;
+    return true;
+  }
+  const char *rest = s + 2;
+  size_t rlen = n - 2;
+  switch (s[1]) {
+  case '$':
+    *out = rsc__str(RSC_STRING, s + 1, n - 1);
+    return true;
+  case 'L':
+  case '@': {
+    rsc_chunk *c = rsc__get_chunk(d, rsc__parse_ref_id(rest, rlen));
+    if (!c) return false;
+    if (s[1] == 'L') {
+      *out = rsc__lazy(c);
+    } else {
+      *out = rsc__mk(RSC_PROMISE);
+      out->u.chunk = c;
+    }
+    return true;
+  }
+  case 'S':
+    *out = rsc__str(RSC_SYMBOL, rest, rlen);
+    return true;
+  case 'h':
+    return get_outlined_model(d, rest, rlen, sc, MAP_SERVER_REF, out, thrown);
+  case 'T':
+    if (!(d->opt.flags & RSC_OPT_TEMP_REFS)) {
+      *thrown = rsc__error_node(d, missing_temp_refs, NULL);
+      return false;
+    }
+    *out = rsc__str(RSC_TEMP_REF, rest, rlen);
+    return true;
+  case 'Q':
+    return get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown);
+  case 'W':
+    return get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown);
+  case 'B':
+    return get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown);
+  case 'K':
+    return get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown);
+  case 'Z':
+    if (d->dev) return get_outlined_model(d, rest, rlen, sc, MAP_ERROR_DEV, out, thrown);
+    *out = rsc__error_node(d, rsc__generic_error, NULL);
+    return out->kind == RSC_ERROR;
+  case 'i':
+    return get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown);
+  case 'I':
+    *out = rsc__num(INFINITY);
+    return true;
+  case '-':
+    *out = rsc__num(n == 3 && s[2] == '0' ? -0.0 : -INFINITY);
+    return true;
+  case 'N':
+    *out = rsc__num(NAN);
+    return true;
+  case 'u':
+    *out = rsc__mk(RSC_UNDEFINED);
+    return true;
+  case 'D':
+    *out = rsc__str(RSC_DATE, rest, rlen);
+    return true;
+  case 'n': {
+    size_t dl;
+    const char *digits = parse_bigint(d, rest, rlen, &dl);
+    if (!digits) {
+      if (d->err.code) return false;
+      size_t mlen = rlen + 40;
+      char *m = (char *)rsc__alloc(d, mlen);
+      if (!m) return false;
+      snprintf(m, mlen, "Cannot convert %.*s to a BigInt", (int)rlen, rest);
+      *thrown = rsc__error_node(d, m, NULL);
+      if (thrown->kind == RSC_ERROR) thrown->u.err->name = "SyntaxError";
+      return false;
+    }
+    *out = rsc__str(RSC_BIGINT, digits, dl);
+    return true;
+  }
+  case 'P':
+    if (d->dev) return get_outlined_model(d, rest, rlen, sc, MAP_PROTO, out, thrown);
+    break;
+  case 'E':
+    if (d->dev) {
+      /* React evaluates the source. A declaration evaluates to undefined
+       * (the key is deleted); anything else becomes a function. */
+      const char *src = rest;
+      if (rlen >= 6 && memcmp(src, "async ", 6) == 0) src += 6;
+      size_t sl = rlen - (size_t)(src - rest);
+      if ((sl >= 8 && memcmp(src, "function", 8) == 0) || (sl >= 5 && memcmp(src, "class", 5) == 0)) {
+        *out = rsc__mk(RSC_UNDEFINED);
+      } else {
+        *out = rsc__str(RSC_FUNCTION, rest, rlen);
+      }
+      return true;
+    }
+    break;
+  case 'Y':
+    if (d->dev) {
+      /* An omitted value: a getter that answers with this message. */
+      *out = rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
+      return true;
+    }
+    break;
+  default:
+    break;
+  }
+  return get_outlined_model(d, s + 1, n - 1, sc, MAP_MODEL, out, thrown);
+}
+
+/* ---- elements ----------------------------------------------------------------- */
+
+static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
+  rsc_element *el = (rsc_element *)rsc__alloc(d, sizeof *el);
+  if (!el) return false;
+  memset(el, 0, sizeof *el);
+  rsc_node undef = rsc__mk(RSC_UNDEFINED);
+  el->type = len > 1 ? tuple[1] : undef;
+  el->key = len > 2 ? tuple[2] : undef;
+  el->props = len > 3 ? tuple[3] : undef;
+  el->owner = rsc__mk(RSC_NULL);
+  el->stack = rsc__mk(RSC_NULL);
+  if (d->dev) {
+    if (len > 4 && tuple[4].kind != RSC_UNDEFINED) el->owner = tuple[4];
+    if (len > 5 && tuple[5].kind != RSC_UNDEFINED) el->stack = tuple[5];
+    if (len > 6 && tuple[6].kind == RSC_NUMBER) el->validated = (int)tuple[6].u.num;
+  }
+  el->tuple = tuple;
+  el->tuple_len = len;
+  rsc_node element = rsc__mk(RSC_ELEMENT);
+  element.u.el = el;
+  rsc_scope *h = d->initializing_handler;
+  if (h) {
+    /* Leaving the element: pop its scope. Blocking and errors inside it
+     * turn it into a lazy, so the tree around it stays usable (7.4). */
+    d->initializing_handler = h->parent;
+    if (h->errored) {
+      rsc_chunk *c = rsc__new_chunk(d, CS_REJECTED);
+      if (!c) return false;
+      c->reason = h->reason;
+      *out = rsc__lazy(c);
+      return true;
+    }
+    if (h->deps > 0) {
+      rsc_chunk *c = rsc__new_chunk(d, CS_BLOCKED);
+      if (!c) return false;
+      h->value = element;
+      h->chunk = c;
+      *out = rsc__lazy(c);
+      return true;
+    }
+  }
+  *out = element;
+  return true;
+}
+
+/* ---- the walk ------------------------------------------------------------------- */
+
+static bool walk(rsc_decoder *d, const slot_ctx *sc, const char *key, uint32_t klen,
+                 rsc_node *thrown) {
+  rsc_node *v = sc->slot;
+  switch (v->kind) {
+  case RSC_STRING:
+    if (v->flags & NF_DOLLAR) {
+      rsc_node out;
+      if (!parse_model_string(d, sc, key, klen, &out, thrown)) return false;
+      *sc->slot = out;
+    }
+    return true;
+  case RSC_ARRAY: {
+    if (!(v->flags & NF_WALK)) return true;
+    rsc_node *items = v->u.items;
+    uint32_t n = v->len;
+    char idx[12];
+    for (uint32_t i = 0; i < n; i++) {
+      rsc_node *it = &items[i];
+      if (it->kind == RSC_STRING ? !(it->flags & NF_DOLLAR)
+                                 : (it->kind != RSC_ARRAY && it->kind != RSC_OBJECT) ||
+                                       !(it->flags & NF_WALK))
+        continue;
+      int il = snprintf(idx, sizeof idx, "%u", i);
+      slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
+      if (!walk(d, &child, idx, (uint32_t)il, thrown)) return false;
+      if (d->err.code) return false;
+    }
+    if (n > 0 && rsc__is_marker(&items[0])) {
+      rsc_node el;
+      if (!create_element(d, items, n, &el)) return false;
+      *sc->slot = el;
+    }
+    return true;
+  }
+  case RSC_OBJECT: {
+    if (!(v->flags & NF_WALK)) return true;
+    rsc_member *m = v->u.members;
+    uint32_t n = v->len;
+    for (uint32_t i = 0; i < n; i++) {
+      if ((v->flags & NF_PROTO) && key_is(m[i].key, m[i].klen, "__proto__")) {
+        m[i].val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
+        v->flags |= NF_HOLES;
+        continue;
+      }
+      rsc_node *it = &m[i].val;
+      if (it->kind == RSC_STRING ? !(it->flags & NF_DOLLAR)
+                                 : (it->kind != RSC_ARRAY && it->kind != RSC_OBJECT) ||
+                                       !(it->flags & NF_WALK))
+        continue;
+      slot_ctx child = {it, NULL, -1};
+      if (!walk(d, &child, m[i].key, m[i].klen, thrown)) return false;
+      if (d->err.code) return false;
+      if (it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
+    }
+    return true;
+  }
+  default:
+    return true;
+  }
+}
+
+bool rsc__revive(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
+  /* The root's parent is the wrapper {"": root}, key "" (React 4.1). */
+  slot_ctx sc = {root, NULL, -2};
+  bool ok = walk(d, &sc, "", 0, thrown);
+  if (d->err.code) {
+    *thrown = rsc__error_node(d, d->err.msg ? d->err.msg : "decoder failed", NULL);
+    return false;
+  }
+  return ok;
+}

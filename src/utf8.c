@@ -1,0 +1,69 @@
+/* utf8.c - the repair path for invalid UTF-8, with utf8proc. */
+#include "utf8.h"
+
+#include <utf8proc.h>
+
+/* Length of the maximal subpart of an ill-formed sequence starting at s
+ * (Unicode 3.9 / WHATWG decoder): the bytes that could begin a valid
+ * sequence are consumed together and replaced by one U+FFFD. */
+static size_t maximal_subpart(const uint8_t *s, size_t len) {
+  uint8_t c = s[0];
+  size_t need;
+  uint8_t lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) need = 1;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else
+    return 1;
+  size_t i = 1;
+  for (; i <= need && i < len; i++) {
+    uint8_t b = s[i];
+    if (b < lo || b > hi) break;
+    lo = 0x80;
+    hi = 0xBF;
+  }
+  return i;
+}
+
+uint8_t *rsc__utf8_repair(rsc_decoder *d, const uint8_t *s, size_t len, size_t *out_len) {
+  /* Each bad byte may grow to 3 bytes of U+FFFD. */
+  if (len > (SIZE_MAX - 1) / 3) return NULL;
+  uint8_t *out = (uint8_t *)rsc__alloc(d, len * 3 + 1);
+  if (!out) return NULL;
+  size_t o = 0, i = 0;
+  while (i < len) {
+    if (s[i] < 0x80) {
+      out[o++] = s[i++];
+      continue;
+    }
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t n =
+        utf8proc_iterate(s + i, (utf8proc_ssize_t)(len - i), &cp);
+    if (n > 0 && utf8proc_codepoint_valid(cp)) {
+      memcpy(out + o, s + i, (size_t)n);
+      o += (size_t)n;
+      i += (size_t)n;
+      continue;
+    }
+    o += (size_t)utf8proc_encode_char(0xFFFD, out + o);
+    i += maximal_subpart(s + i, len - i);
+  }
+  out[o] = 0;
+  *out_len = o;
+  return out;
+}
+
+size_t rsc__utf16_units(const uint8_t *s, size_t len) {
+  size_t units = 0;
+  for (size_t i = 0; i < len; i++) {
+    uint8_t c = s[i];
+    if ((c & 0xC0) != 0x80) units += c >= 0xF0 ? 2 : 1;
+  }
+  return units;
+}

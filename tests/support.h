@@ -1,0 +1,38 @@
+/* support.h - helpers shared by the criterion suites. */
+#ifndef RSC_TEST_SUPPORT_H
+#define RSC_TEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rscflight.h"
+
+/* Reads a whole file (NULL if missing); free with free(). */
+char *ts_read(const char *path, size_t *len);
+/* Reads fixtures/<rel>. */
+char *ts_fixture(const char *rel, size_t *len);
+
+/* Decodes buf fed in pieces: sizes from cut points (sorted offsets), or all
+ * at once when ncuts is 0. */
+rsc_decoder *ts_decode_cuts(const char *buf, size_t len, const size_t *cuts, size_t ncuts,
+                            uint32_t flags);
+/* The same, reading the root (as a late consumer would) once exactly
+ * `inspect_at` bytes were fed, and leaving its dump then in *early (may be
+ * NULL; free with rsc_free). inspect_at SIZE_MAX: never. */
+rsc_decoder *ts_decode_inspect(const char *buf, size_t len, const size_t *cuts, size_t ncuts,
+                               uint32_t flags, size_t inspect_at, char **early);
+/* Fed in pieces of `piece` bytes (0: whole). */
+rsc_decoder *ts_decode(const char *buf, size_t len, size_t piece, uint32_t flags);
+
+/* The compact dump, or NULL (decoder error). Free with rsc_free. */
+char *ts_dump(rsc_decoder *d);
+
+/* JSON equality as CANONICAL-DUMP.md defines it: objects as unordered sets
+ * of members, numbers as doubles. *why gets a short reason when unequal. */
+bool ts_json_equal(const char *a, size_t alen, const char *b, size_t blen, const char **why);
+
+/* A deterministic PRNG (splitmix64). */
+uint64_t ts_rand(uint64_t *state);
+
+#endif

@@ -1,0 +1,345 @@
+/* rscflight - command-line tool: a thin client of include/rscflight.h.
+ *
+ *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
+ *                   [--compact] [FILE|-]
+ *   rscflight bench [--json] [--min-time S] [--chunk-size N] [--parse-only]
+ *                   [--threads N] FILE...
+ *
+ * Exit status: 0 success, 1 input refused (or I/O error), 2 usage error. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rscflight.h"
+
+static const char *prog = "rscflight";
+
+static int usage(FILE *f, int code) {
+  fprintf(f,
+          "usage: %s <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  dump [FILE|-]      print the canonical dump (CANONICAL-DUMP.md) of a Flight payload\n"
+          "  bench FILE...      time full decodes: bytes, median ns, MB/s, peak memory\n"
+          "  --version          print the library version\n"
+          "\n"
+          "dump options:\n"
+          "  --chunk-size N     feed the decoder N bytes at a time (default: whole input)\n"
+          "  --dev              decode with React's development client semantics\n"
+          "                     (detected by itself when the stream opens with a :N row)\n"
+          "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
+          "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
+          "  --temp-refs        decode $T as temporary references instead of rejecting\n"
+          "  --compact          one line instead of 2-space indentation\n"
+          "\n"
+          "bench options:\n"
+          "  --json             print a JSON list of {file,bytes,median_ns,mb_per_s,peak_bytes}\n"
+          "  --min-time S       time each file for at least S seconds (default 1)\n"
+          "  --chunk-size N     feed N bytes at a time\n"
+          "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
+          "  --threads N        run N decoders on N threads at once (aggregate MB/s)\n",
+          prog);
+  return code;
+}
+
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) break;
+    if (n == cap) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t r = fread(buf + n, 1, cap - n, f);
+    n += r;
+    if (r == 0) break;
+  }
+  if (f != stdin) fclose(f);
+  *len = n;
+  return buf;
+}
+
+/* ---- counting allocator (peak memory) ------------------------------------- */
+
+typedef struct counter {
+  size_t now, peak;
+} counter;
+
+static void *c_malloc(void *ctx, size_t n) {
+  counter *c = ctx;
+  size_t *p = malloc(n + 16);
+  if (!p) return NULL;
+  p[0] = n;
+  c->now += n;
+  if (c->now > c->peak) c->peak = c->now;
+  return (char *)p + 16;
+}
+static void c_free(void *ctx, void *ptr) {
+  if (!ptr) return;
+  counter *c = ctx;
+  size_t *p = (size_t *)((char *)ptr - 16);
+  c->now -= p[0];
+  free(p);
+}
+static void *c_realloc(void *ctx, void *ptr, size_t old, size_t n) {
+  (void)old;
+  void *q = c_malloc(ctx, n);
+  if (!q) return NULL;
+  if (ptr) {
+    size_t *p = (size_t *)((char *)ptr - 16);
+    memcpy(q, ptr, p[0] < n ? p[0] : n);
+    c_free(ctx, ptr);
+  }
+  return q;
+}
+
+/* ---- decode ------------------------------------------------------------------ */
+
+static rsc_decoder *decode(const char *buf, size_t len, const rsc_options *opt, size_t chunk) {
+  rsc_decoder *d = rsc_decoder_new(opt);
+  if (!d) return NULL;
+  if (chunk == 0 || chunk >= len) {
+    rsc_decoder_feed(d, buf, len);
+  } else {
+    for (size_t i = 0; i < len; i += chunk)
+      if (rsc_decoder_feed(d, buf + i, len - i < chunk ? len - i : chunk) != RSC_OK) break;
+  }
+  rsc_decoder_finish(d);
+  return d;
+}
+
+static int cmd_dump(int argc, char **argv) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  size_t chunk = 0;
+  int pretty = 2;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--dev") == 0) opt.flags |= RSC_OPT_DEV;
+    else if (strcmp(a, "--allow-partial") == 0) opt.flags |= RSC_OPT_ALLOW_PARTIAL;
+    else if (strcmp(a, "--lenient-ids") == 0) opt.flags |= RSC_OPT_LENIENT_IDS;
+    else if (strcmp(a, "--temp-refs") == 0) opt.flags |= RSC_OPT_TEMP_REFS;
+    else if (strcmp(a, "--compact") == 0) pretty = 0;
+    else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
+      char *end;
+      long long v = strtoll(argv[++i], &end, 10);
+      if (*end || v <= 0) return usage(stderr, 2);
+      chunk = (size_t)v;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
+    else if (a[0] == '-' && a[1]) return usage(stderr, 2);
+    else if (file) return usage(stderr, 2);
+    else file = a;
+  }
+  if (!file) file = "-";
+  size_t len;
+  char *buf = read_all(file, &len);
+  if (!buf) {
+    fprintf(stderr, "%s: %s: %s\n", prog, file, strerror(errno));
+    return 1;
+  }
+  rsc_decoder *d = decode(buf, len, &opt, chunk);
+  free(buf);
+  if (!d) {
+    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+    return 1;
+  }
+  const rsc_error *e = rsc_decoder_error(d);
+  if (e->code != RSC_OK) {
+    if (e->row_id >= 0)
+      fprintf(stderr, "%s: %s: offset %llu, row %llx: %s\n", prog, file,
+              (unsigned long long)e->offset, (unsigned long long)e->row_id, e->msg);
+    else
+      fprintf(stderr, "%s: %s: offset %llu: %s\n", prog, file, (unsigned long long)e->offset,
+              e->msg);
+    rsc_decoder_free(d);
+    return 1;
+  }
+  size_t n;
+  char *text = rsc_dump(d, pretty, &n);
+  rsc_decoder_free(d);
+  if (!text) {
+    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+    return 1;
+  }
+  fwrite(text, 1, n, stdout);
+  if (!pretty) fputc('\n', stdout);
+  rsc_free(text);
+  return 0;
+}
+
+/* ---- bench ------------------------------------------------------------------- */
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct bench_job {
+  const char *buf;
+  size_t len, chunk;
+  uint32_t flags;
+  size_t iterations;
+  int ok;
+} bench_job;
+
+static void *bench_thread(void *arg) {
+  bench_job *j = arg;
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = j->flags;
+  j->ok = 1;
+  for (size_t i = 0; i < j->iterations; i++) {
+    rsc_decoder *d = decode(j->buf, j->len, &opt, j->chunk);
+    if (!d || rsc_decoder_error(d)->code) j->ok = 0;
+    rsc_decoder_free(d);
+  }
+  return NULL;
+}
+
+static int cmd_bench(int argc, char **argv) {
+  int json = 0, threads = 1;
+  double min_time = 1.0;
+  size_t chunk = 0;
+  uint32_t flags = 0;
+  int nfiles = 0;
+  char **files = calloc((size_t)argc + 1, sizeof *files);
+  if (!files) return 1;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) json = 1;
+    else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
+    else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
+    else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) chunk = (size_t)atoll(argv[++i]);
+    else if (strcmp(a, "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(a, "--help") == 0) {
+      free(files);
+      return usage(stdout, 0);
+    } else if (a[0] == '-') {
+      free(files);
+      return usage(stderr, 2);
+    } else files[nfiles++] = argv[i];
+  }
+  if (nfiles == 0 || threads < 1 || threads > 64) {
+    free(files);
+    return usage(stderr, 2);
+  }
+  int rc = 0;
+  if (json) printf("[");
+  for (int f = 0; f < nfiles; f++) {
+    size_t len;
+    char *buf = read_all(files[f], &len);
+    if (!buf) {
+      fprintf(stderr, "%s: %s: %s\n", prog, files[f], strerror(errno));
+      rc = 1;
+      continue;
+    }
+    /* One decode first, with a counting allocator, for peak memory. */
+    counter cnt = {0, 0};
+    rsc_options opt;
+    rsc_options_init(&opt);
+    opt.flags = flags;
+    opt.alloc.malloc = c_malloc;
+    opt.alloc.realloc = c_realloc;
+    opt.alloc.free = c_free;
+    opt.alloc.ctx = &cnt;
+    rsc_decoder *d = decode(buf, len, &opt, chunk);
+    if (!d || rsc_decoder_error(d)->code) {
+      fprintf(stderr, "%s: %s: %s\n", prog, files[f], d ? rsc_decoder_error(d)->msg : "out of memory");
+      rsc_decoder_free(d);
+      free(buf);
+      rc = 1;
+      continue;
+    }
+    rsc_decoder_free(d);
+    double median;
+    size_t runs = 0;
+    if (threads == 1) {
+      size_t cap = 1024;
+      double *t = malloc(cap * sizeof *t);
+      double start = now_ns();
+      opt.alloc.malloc = NULL;
+      opt.alloc.realloc = NULL;
+      opt.alloc.free = NULL;
+      while (t && (runs < 5 || now_ns() - start < min_time * 1e9)) {
+        double t0 = now_ns();
+        rsc_decoder *x = decode(buf, len, &opt, chunk);
+        double t1 = now_ns();
+        rsc_decoder_free(x);
+        if (runs == cap) {
+          double *nt = realloc(t, cap * 2 * sizeof *t);
+          if (!nt) break;
+          t = nt;
+          cap *= 2;
+        }
+        t[runs++] = t1 - t0;
+      }
+      qsort(t, runs, sizeof *t, cmp_double);
+      median = runs ? t[runs / 2] : 0;
+      free(t);
+    } else {
+      /* Calibrate one thread's decode count, then run them all at once. */
+      double t0 = now_ns();
+      bench_job one = {buf, len, chunk, flags, 3, 1};
+      bench_thread(&one);
+      double per = (now_ns() - t0) / 3;
+      size_t iters = (size_t)(min_time * 1e9 / (per > 1 ? per : 1)) + 1;
+      pthread_t th[64];
+      bench_job jobs[64];
+      double start = now_ns();
+      for (int k = 0; k < threads; k++) {
+        jobs[k] = (bench_job){buf, len, chunk, flags, iters, 1};
+        pthread_create(&th[k], NULL, bench_thread, &jobs[k]);
+      }
+      for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
+      double wall = now_ns() - start;
+      runs = iters * (size_t)threads;
+      median = wall / (double)runs; /* wall time per decode, all threads together */
+    }
+    double mbps = median > 0 ? (double)len / (median / 1e9) / 1e6 : 0;
+    if (json)
+      printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,"
+             "\"peak_bytes\":%zu,\"runs\":%zu,\"threads\":%d}",
+             f ? "," : "", files[f], len, median, mbps, cnt.peak, runs, threads);
+    else
+      printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B\n", files[f], len, median, mbps,
+             cnt.peak);
+    free(buf);
+  }
+  if (json) printf("\n]\n");
+  free(files);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return usage(stderr, 2);
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+  if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+    printf("rscflight %s\n", rsc_version());
+    return 0;
+  }
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
+    return usage(stdout, 0);
+  return usage(stderr, 2);
+}
