@@ -41,7 +41,8 @@ static int usage(FILE *f, int code) {
           "  --min-time S       time each file for at least S seconds (default 1)\n"
           "  --chunk-size N     feed N bytes at a time\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
-          "  --threads N        run N decoders on N threads at once (aggregate MB/s)\n",
+          "  --threads N        N threads decode at once, batch after batch; median_ns is\n"
+          "                     one batch's wall time, mb_per_s the aggregate (N * bytes)\n",
           prog);
   return code;
 }
@@ -194,24 +195,32 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-typedef struct bench_job {
+/* --threads T: T threads decode the file at once, batch after batch; each
+ * batch is timed from the barrier that starts it to the one that ends it. */
+typedef struct bench_pool {
   const char *buf;
   size_t len, chunk;
   uint32_t flags;
-  size_t iterations;
+  size_t batches;
+  pthread_barrier_t start, end;
   int ok;
-} bench_job;
+} bench_pool;
 
-static void *bench_thread(void *arg) {
-  bench_job *j = arg;
+static void decode_once(bench_pool *p) {
   rsc_options opt;
   rsc_options_init(&opt);
-  opt.flags = j->flags;
-  j->ok = 1;
-  for (size_t i = 0; i < j->iterations; i++) {
-    rsc_decoder *d = decode(j->buf, j->len, &opt, j->chunk);
-    if (!d || rsc_decoder_error(d)->code) j->ok = 0;
-    rsc_decoder_free(d);
+  opt.flags = p->flags;
+  rsc_decoder *d = decode(p->buf, p->len, &opt, p->chunk);
+  if (!d || rsc_decoder_error(d)->code) p->ok = 0;
+  rsc_decoder_free(d);
+}
+
+static void *bench_worker(void *arg) {
+  bench_pool *p = arg;
+  for (size_t i = 0; i < p->batches; i++) {
+    pthread_barrier_wait(&p->start);
+    decode_once(p);
+    pthread_barrier_wait(&p->end);
   }
   return NULL;
 }
@@ -297,25 +306,35 @@ static int cmd_bench(int argc, char **argv) {
       median = runs ? t[runs / 2] : 0;
       free(t);
     } else {
-      /* Calibrate one thread's decode count, then run them all at once. */
+      /* Calibrate how many batches fit in min_time, then time each batch. */
+      bench_pool pool = {buf, len, chunk, flags, 0, {{0}}, {{0}}, 1};
       double t0 = now_ns();
-      bench_job one = {buf, len, chunk, flags, 3, 1};
-      bench_thread(&one);
-      double per = (now_ns() - t0) / 3;
-      size_t iters = (size_t)(min_time * 1e9 / (per > 1 ? per : 1)) + 1;
+      decode_once(&pool);
+      double per = now_ns() - t0;
+      size_t batches = (size_t)(min_time * 1e9 / (per > 1 ? per : 1)) + 1;
+      if (batches < 5) batches = 5;
+      double *t = malloc(batches * sizeof *t);
+      pool.batches = batches;
+      pthread_barrier_init(&pool.start, NULL, (unsigned)threads);
+      pthread_barrier_init(&pool.end, NULL, (unsigned)threads);
       pthread_t th[64];
-      bench_job jobs[64];
-      double start = now_ns();
-      for (int k = 0; k < threads; k++) {
-        jobs[k] = (bench_job){buf, len, chunk, flags, iters, 1};
-        pthread_create(&th[k], NULL, bench_thread, &jobs[k]);
+      for (int k = 1; k < threads; k++) pthread_create(&th[k], NULL, bench_worker, &pool);
+      for (size_t i = 0; i < batches; i++) {
+        pthread_barrier_wait(&pool.start);
+        double b0 = now_ns();
+        decode_once(&pool);
+        pthread_barrier_wait(&pool.end);
+        if (t) t[i] = now_ns() - b0;
       }
-      for (int k = 0; k < threads; k++) pthread_join(th[k], NULL);
-      double wall = now_ns() - start;
-      runs = iters * (size_t)threads;
-      median = wall / (double)runs; /* wall time per decode, all threads together */
+      for (int k = 1; k < threads; k++) pthread_join(th[k], NULL);
+      pthread_barrier_destroy(&pool.start);
+      pthread_barrier_destroy(&pool.end);
+      runs = batches;
+      if (t) qsort(t, batches, sizeof *t, cmp_double);
+      median = t ? t[batches / 2] : 0; /* wall time of one batch of T decodes */
+      free(t);
     }
-    double mbps = median > 0 ? (double)len / (median / 1e9) / 1e6 : 0;
+    double mbps = median > 0 ? (double)threads * (double)len / (median / 1e9) / 1e6 : 0;
     if (json)
       printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,"
              "\"peak_bytes\":%zu,\"runs\":%zu,\"threads\":%d}",
