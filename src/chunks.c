@@ -444,6 +444,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
               "reference chain too deep to initialise");
     return;
   }
+  d->mode_locked = true; /* revived with the current semantics */
   rsc_scope *prev_handler = d->initializing_handler;
   rsc_chunk *prev_chunk = d->initializing_chunk;
   d->initializing_handler = NULL;

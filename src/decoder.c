@@ -201,6 +201,7 @@ static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n
 
 /* E rows: bare JSON.parse, then the error as the client builds it. */
 static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
+  d->mode_locked = true;
   rsc_node info;
   const char *syntax;
   if (!parse_json(d, row, p, n, &info, &syntax)) return d->err.code;
@@ -336,9 +337,10 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   d->row_offset = row->offset;
   d->row_id = row->id;
   uint8_t tag = row->tag;
-  bool first = !d->saw_first_row;
-  d->saw_first_row = true;
-  if (first && tag == 'N') d->dev = true; /* a development server's first row */
+  /* A development server's time-origin row: switch to development
+   * semantics, unless something was already decoded the production way
+   * (a prerender may put import rows before it; those are only stored). */
+  if (tag == 'N' && !d->dev && !d->mode_locked) d->dev = true;
   if (d->opt.limits.max_total_bytes && rsc__frame_offset(d->frame) > d->opt.limits.max_total_bytes)
     return rsc__fail(d, RSC_ERR_LIMIT, d->opt.limits.max_total_bytes, row->id,
                      "stream exceeds the total size limit");

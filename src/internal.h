@@ -210,7 +210,7 @@ struct rsc_decoder {
   bool dev;
   bool finished;
   bool closed;          /* React's response._closed                        */
-  bool saw_first_row;
+  bool mode_locked;     /* something was decoded with the current semantics */
   uint64_t nodes;       /* values allocated (limit)                        */
   rsc_frame *frame;
   void *json;           /* json_shim parser                                */

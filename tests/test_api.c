@@ -1,0 +1,300 @@
+/* test_api.c - the public API only (include/rscflight.h). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rscflight.h"
+
+static rsc_decoder *decode_str(const char *s, uint32_t flags) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  rsc_error err;
+  return rsc_decode(s, strlen(s), &opt, &err);
+}
+
+static const rsc_node *root_value(rsc_decoder *d) {
+  return rsc_chunk_value(rsc_decoder_root(d));
+}
+
+static const rsc_node *get(const rsc_node *obj, const char *key) {
+  return rsc_object_get(obj, key, strlen(key));
+}
+
+static const char *str(const rsc_node *n) { return rsc_node_string(n, NULL); }
+
+Test(api, version_and_names) {
+  cr_expect_str_eq(rsc_version(), RSC_VERSION_STRING);
+  cr_expect_eq(RSC_VERSION, (RSC_VERSION_MAJOR << 16) | (RSC_VERSION_MINOR << 8) | RSC_VERSION_PATCH);
+  cr_expect_str_eq(rsc_status_name(RSC_ERR_BAD_ID), "bad row id");
+  cr_expect_str_eq(rsc_kind_name(RSC_ELEMENT), "element");
+  cr_expect_str_eq(rsc_binary_kind_name(RSC_BIGUINT64), "BigUint64Array");
+}
+
+Test(api, accessors_are_safe_on_null_and_wrong_kinds) {
+  cr_expect_eq(rsc_node_kind(NULL), RSC_NONE);
+  cr_expect_eq(rsc_node_len(NULL), 0);
+  cr_expect_null(rsc_node_at(NULL, 0));
+  cr_expect_null(rsc_node_string(NULL, NULL));
+  cr_expect_null(rsc_element_type(NULL));
+  cr_expect_null(rsc_chunk_value(NULL));
+  cr_expect_eq(rsc_chunk_id(NULL), -1);
+  rsc_decoder *d = decode_str("0:[1,\"a\"]\n", 0);
+  const rsc_node *arr = root_value(d);
+  cr_assert_eq(rsc_node_kind(arr), RSC_ARRAY);
+  size_t len = 99;
+  cr_expect_null(rsc_node_string(arr, &len));
+  cr_expect_eq(len, 0);
+  cr_expect_eq(rsc_node_number(rsc_node_at(arr, 1)), 0, "a string is not a number");
+  cr_expect_null(rsc_node_at(arr, 2));
+  cr_expect_null(rsc_element_props(arr));
+  cr_expect_null(rsc_object_get(arr, "x", 1));
+  cr_expect_null(rsc_error_message(arr));
+  cr_expect_eq(rsc_node_identity(rsc_node_at(arr, 0)), 0);
+  rsc_decoder_free(d);
+  rsc_decoder_free(NULL);
+}
+
+Test(api, values_and_kinds) {
+  rsc_decoder *d = decode_str(
+      "1:I[\"mod/B.js\",[\"c1\",\"c1.js\"],\"B\",1]\n"
+      "2:[[\"k\",1]]\n"
+      "3:o3,\x01\x02\x03"
+      "0:{\"el\":[\"$\",\"$L1\",\"k\",{\"n\":\"$n-12\"}],\"m\":\"$Q2\",\"b\":\"$3\",\"d\":\"$D2020-01-01T00:00:00.000Z\","
+      "\"u\":\"$undefined\",\"z\":\"$-0\",\"e\":\"$Z\",\"s\":\"$$x\"}\n",
+      0);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
+  const rsc_node *root = root_value(d);
+  cr_assert_eq(rsc_node_kind(root), RSC_OBJECT);
+  cr_expect_eq(rsc_node_len(root), 7, "u is absent");
+  cr_expect_null(get(root, "u"));
+  const rsc_node *el = get(root, "el");
+  cr_assert_eq(rsc_node_kind(el), RSC_ELEMENT);
+  cr_expect_str_eq(str(rsc_element_key(el)), "k");
+  const rsc_node *type = rsc_element_type(el);
+  cr_assert_eq(rsc_node_kind(type), RSC_LAZY);
+  const rsc_chunk *mod = rsc_node_chunk(type);
+  cr_expect_eq(rsc_chunk_id(mod), 1);
+  cr_assert_eq(rsc_chunk_status(mod), RSC_CHUNK_FULFILLED);
+  const rsc_node *cref = rsc_chunk_value(mod);
+  cr_assert_eq(rsc_node_kind(cref), RSC_CLIENT_REF);
+  cr_expect_str_eq(str(rsc_client_ref_id(cref)), "mod/B.js");
+  cr_expect_str_eq(str(rsc_client_ref_name(cref)), "B");
+  cr_expect_eq(rsc_node_len(rsc_client_ref_chunks(cref)), 2);
+  cr_expect(rsc_client_ref_is_async(cref));
+  const rsc_node *big = get(rsc_element_props(el), "n");
+  cr_expect_eq(rsc_node_kind(big), RSC_BIGINT);
+  cr_expect_str_eq(str(big), "-12");
+  const rsc_node *m = get(root, "m");
+  cr_assert_eq(rsc_node_kind(m), RSC_MAP);
+  cr_expect_eq(rsc_node_len(m), 2);
+  cr_expect_str_eq(str(rsc_node_at(m, 0)), "k");
+  cr_expect_eq(rsc_node_number(rsc_node_at(m, 1)), 1);
+  size_t blen;
+  const uint8_t *bytes = rsc_node_bytes(get(root, "b"), &blen);
+  cr_assert_eq(blen, 3);
+  cr_expect_eq(bytes[2], 3);
+  cr_expect_eq(rsc_node_binary_kind(get(root, "b")), RSC_UINT8);
+  cr_expect_eq(rsc_node_kind(get(root, "d")), RSC_DATE);
+  double z = rsc_node_number(get(root, "z"));
+  cr_expect(z == 0 && signbit(z));
+  cr_expect_eq(rsc_node_kind(get(root, "e")), RSC_ERROR);
+  cr_expect_null(rsc_error_digest(get(root, "e")));
+  cr_expect_str_eq(str(get(root, "s")), "$x");
+  size_t klen;
+  cr_expect_str_eq(rsc_object_key(root, 0, &klen), "el");
+  rsc_decoder_free(d);
+}
+
+/* Shared values are one node: a reference never copies. */
+Test(api, references_share_identity) {
+  rsc_decoder *d = decode_str("1:{\"x\":1}\n0:{\"a\":\"$1\",\"b\":\"$1\",\"c\":\"$0:a\",\"self\":\"$0\"}\n", 0);
+  const rsc_node *root = root_value(d);
+  uintptr_t a = rsc_node_identity(get(root, "a"));
+  cr_expect_neq(a, 0);
+  cr_expect_eq(rsc_node_identity(get(root, "b")), a);
+  cr_expect_eq(rsc_node_identity(get(root, "c")), a);
+  cr_expect_eq(rsc_node_identity(get(root, "self")), rsc_node_identity(root));
+  rsc_decoder_free(d);
+}
+
+/* A streaming consumer can use the root before later rows come (H7). */
+Test(api, root_usable_before_later_rows) {
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  const char *r0 = "0:[\"$\",\"div\",null,{\"children\":\"$1\"}]\n";
+  cr_assert_eq(rsc_decoder_feed(d, r0, strlen(r0)), RSC_OK);
+  const rsc_chunk *root = rsc_decoder_root(d);
+  cr_assert_eq(rsc_chunk_status(root), RSC_CHUNK_FULFILLED);
+  const rsc_node *lazy = rsc_chunk_value(root);
+  cr_assert_eq(rsc_node_kind(lazy), RSC_LAZY);
+  cr_expect_eq(rsc_chunk_status(rsc_node_chunk(lazy)), RSC_CHUNK_BLOCKED);
+  cr_expect_eq(rsc_chunk_status(rsc_decoder_chunk(d, 1)), RSC_CHUNK_PENDING);
+  cr_assert_eq(rsc_decoder_feed(d, "1:\"late\"\n", 9), RSC_OK);
+  cr_assert_eq(rsc_chunk_status(rsc_node_chunk(lazy)), RSC_CHUNK_FULFILLED);
+  const rsc_node *el = rsc_chunk_value(rsc_node_chunk(lazy));
+  cr_expect_str_eq(str(get(rsc_element_props(el), "children")), "late");
+  cr_expect_eq(rsc_decoder_finish(d), RSC_OK);
+  rsc_decoder_free(d);
+}
+
+typedef struct seen {
+  int settled, hints, debug;
+  int64_t order[16];
+  char hint_code;
+  char hint_href[32];
+} seen;
+
+static int on_event(void *ctx, const rsc_event *ev) {
+  seen *s = ctx;
+  if (ev->kind == RSC_EVENT_CHUNK_SETTLED && s->settled < 16) s->order[s->settled++] = ev->chunk_id;
+  if (ev->kind == RSC_EVENT_HINT) {
+    s->hints++;
+    s->hint_code = ev->tag;
+    size_t n;
+    const char *h = rsc_node_string(rsc_node_at(ev->value, 0), &n);
+    if (h && n < sizeof s->hint_href) memcpy(s->hint_href, h, n + 1);
+  }
+  if (ev->kind == RSC_EVENT_DEBUG_ROW) s->debug++;
+  return 0;
+}
+
+Test(api, consumer_hook_sees_settles_hints_and_debug_rows) {
+  seen s;
+  memset(&s, 0, sizeof s);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.on_event = on_event;
+  opt.event_ctx = &s;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  const char *in = ":N1.5\n:HL[\"/f.woff2\",\"font\"]\n0:{\"p\":\"$@1\"}\n1:D{\"time\":1}\n1:\"v\"\n";
+  cr_assert_eq(rsc_decoder_feed(d, in, strlen(in)), RSC_OK);
+  rsc_decoder_finish(d);
+  cr_expect(rsc_decoder_is_dev(d), "a :N first row switches to development semantics");
+  cr_expect_eq(s.hints, 1);
+  cr_expect_eq(s.hint_code, 'L');
+  cr_expect_str_eq(s.hint_href, "/f.woff2");
+  cr_expect_eq(s.debug, 2);
+  cr_assert_geq(s.settled, 1);
+  cr_expect_eq(s.order[0], 0, "the root settles first");
+  rsc_decoder_free(d);
+}
+
+static int stop_at_first(void *ctx, const rsc_event *ev) {
+  (void)ctx;
+  return ev->kind == RSC_EVENT_CHUNK_SETTLED;
+}
+
+Test(api, a_hook_can_stop_the_decoder) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.on_event = stop_at_first;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_expect_eq(rsc_decoder_feed(d, "0:1\n1:2\n", 8), RSC_ERR_USER);
+  cr_expect_eq(rsc_decoder_feed(d, "2:3\n", 4), RSC_ERR_USER, "errors are sticky");
+  rsc_decoder_free(d);
+}
+
+Test(api, errors_are_sticky_and_feed_after_finish_fails) {
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  cr_expect_eq(rsc_decoder_feed(d, "0:1\n", 4), RSC_OK);
+  cr_expect_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_expect_eq(rsc_decoder_finish(d), RSC_OK, "finish twice is harmless");
+  cr_expect_eq(rsc_decoder_feed(d, "1:2\n", 4), RSC_ERR_STATE);
+  const rsc_error *e = rsc_decoder_error(d);
+  cr_expect_eq(e->code, RSC_ERR_STATE);
+  cr_expect_eq(e->offset, 4);
+  cr_expect_null(rsc_dump(d, 0, NULL), "no dump from a failed decoder");
+  rsc_decoder_free(d);
+  cr_expect_eq(rsc_decoder_feed(NULL, "x", 1), RSC_ERR_STATE);
+}
+
+Test(api, one_shot_equals_streaming) {
+  const char *in = "1:T5,a\nb\nc2:[\"$1\",\"$@3\"]\n0:{\"x\":\"$2\",\"y\":\"$L3\"}\n3:\"three\"\n";
+  rsc_error err;
+  memset(&err, 0x5a, sizeof err);
+  rsc_decoder *a = rsc_decode(in, strlen(in), NULL, &err);
+  cr_expect_eq(err.code, RSC_OK);
+  cr_expect_null(err.msg);
+  char *da = rsc_dump(a, 0, NULL);
+  rsc_decoder *b = rsc_decoder_new(NULL);
+  for (size_t i = 0; i < strlen(in); i += 3) rsc_decoder_feed(b, in + i, strlen(in) - i < 3 ? strlen(in) - i : 3);
+  rsc_decoder_finish(b);
+  char *db = rsc_dump(b, 0, NULL);
+  cr_expect_str_eq(da, db);
+  cr_expect_str_eq(da, "{\"ok\":{\"x\":[\"a\\nb\\nc\",{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":\"three\"}],"
+                       "\"y\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":\"three\"}}}");
+  rsc_free(da);
+  rsc_free(db);
+  rsc_decoder_free(a);
+  rsc_decoder_free(b);
+}
+
+Test(api, chunk_table) {
+  rsc_decoder *d = decode_str("2:\"two\"\n0:{\"a\":\"$L5\"}\n", 0);
+  cr_expect_eq(rsc_decoder_chunk_count(d), 3);
+  cr_expect_eq(rsc_chunk_id(rsc_decoder_chunk_at(d, 0)), 0, "the root is created first");
+  cr_expect_null(rsc_decoder_chunk(d, 7));
+  const rsc_chunk *five = rsc_decoder_chunk(d, 5);
+  cr_assert_not_null(five);
+  cr_expect_eq(rsc_chunk_status(five), RSC_CHUNK_REJECTED, "never arrived");
+  cr_expect_str_eq(rsc_error_message(rsc_chunk_reason(five)), "Connection closed.");
+  /* Row 2 arrived but nothing read it: a read parses it. */
+  const rsc_chunk *two = rsc_decoder_chunk(d, 2);
+  cr_expect_eq(rsc_chunk_status(two), RSC_CHUNK_FULFILLED);
+  cr_expect_str_eq(str(rsc_chunk_value(two)), "two");
+  rsc_decoder_free(d);
+}
+
+Test(api, partial_streams_halt) {
+  rsc_decoder *d = decode_str("0:{\"a\":\"$@1\"}\n", RSC_OPT_ALLOW_PARTIAL);
+  cr_expect_eq(rsc_chunk_status(rsc_decoder_chunk(d, 1)), RSC_CHUNK_HALTED);
+  rsc_decoder_free(d);
+}
+
+Test(api, streams) {
+  rsc_decoder *d = decode_str("1:x\n0:\"$1\"\n1:T1,a1:{\"b\":1}\n2:\"ret\"\n1:C\"$2\"\n", 0);
+  const rsc_node *s = root_value(d);
+  cr_assert_eq(rsc_node_kind(s), RSC_STREAM);
+  cr_expect_eq(rsc_stream_kind_of(s), RSC_STREAM_ITERATOR);
+  cr_assert_eq(rsc_stream_len(s), 2);
+  cr_expect_str_eq(str(rsc_stream_at(s, 0)), "a");
+  cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
+  cr_expect_str_eq(str(rsc_stream_end_value(s)), "ret");
+  rsc_decoder_free(d);
+}
+
+static size_t alloc_calls, free_calls;
+static void *count_malloc(void *ctx, size_t n) {
+  (void)ctx;
+  alloc_calls++;
+  return malloc(n);
+}
+static void *count_realloc(void *ctx, void *p, size_t old, size_t n) {
+  (void)ctx;
+  (void)old;
+  alloc_calls++;
+  return realloc(p, n);
+}
+static void count_free(void *ctx, void *p) {
+  (void)ctx;
+  if (p) free_calls++;
+  free(p);
+}
+
+Test(api, custom_allocator_is_used) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.alloc.malloc = count_malloc;
+  opt.alloc.realloc = count_realloc;
+  opt.alloc.free = count_free;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  const char *in = "0:{\"a\":[1,2,3],\"b\":\"$1\"}\n1:T3,abc";
+  rsc_decoder_feed(d, in, strlen(in));
+  rsc_decoder_finish(d);
+  cr_expect_gt(alloc_calls, 0);
+  cr_expect_gt(rsc_decoder_peak_memory(d), 0);
+  cr_expect_eq(rsc_decoder_bytes(d), strlen(in));
+  rsc_decoder_free(d);
+  cr_expect_gt(free_calls, 0);
+}

@@ -1,0 +1,138 @@
+/* test_revive.c - the reviveModel walk and the JSON stage, through compact
+ * dumps of one-row payloads. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
+  rsc_decoder *d = ts_decode(in, len, 0, flags);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);
+  char *got = ts_dump(d);
+  cr_expect_str_eq(got, want, "input: %s", in);
+  rsc_free(got);
+  rsc_decoder_free(d);
+}
+#define DUMP(in, want) expect_dump(in, sizeof(in) - 1, 0, want)
+#define DUMP_DEV(in, want) expect_dump(in, sizeof(in) - 1, RSC_OPT_DEV, want)
+
+Test(revive, second_character_dispatch) {
+  DUMP("0:[\"$-0\",\"$-Infinity\",\"$-x\",\"$Infinity\",\"$Ixyz\",\"$NaN\",\"$Nope\",\"$undefined\",\"$uxyz\","
+       "\"$Dnot-a-date\",\"$n-42\",\"$$\",\"$$$\",\"$Sfoo\"]\n",
+       "{\"ok\":[{\"$\":\"-0\"},{\"$\":\"-Infinity\"},{\"$\":\"-Infinity\"},{\"$\":\"Infinity\"},"
+       "{\"$\":\"Infinity\"},{\"$\":\"NaN\"},{\"$\":\"NaN\"},{\"$\":\"undefined\"},{\"$\":\"undefined\"},"
+       "{\"$\":\"Date\",\"v\":\"not-a-date\"},{\"$\":\"bigint\",\"v\":\"-42\"},\"$\",\"$$\","
+       "{\"$\":\"symbol\",\"v\":\"foo\"}]}");
+}
+
+Test(revive, bigint_reads_like_javascript) {
+  DUMP("0:[\"$n0x1F\",\"$n 12 \",\"$n\",\"$n-0\",\"$n000123\",\"$n123456789012345678901234567890\"]\n",
+       "{\"ok\":[{\"$\":\"bigint\",\"v\":\"31\"},{\"$\":\"bigint\",\"v\":\"12\"},{\"$\":\"bigint\",\"v\":\"0\"},"
+       "{\"$\":\"bigint\",\"v\":\"0\"},{\"$\":\"bigint\",\"v\":\"123\"},"
+       "{\"$\":\"bigint\",\"v\":\"123456789012345678901234567890\"}]}");
+  DUMP("0:{\"x\":\"$nabc\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert abc to a BigInt\"}}");
+}
+
+Test(revive, objects_follow_javascript_rules) {
+  DUMP("0:{\"b\":1,\"2\":2,\"a\":3,\"1\":4,\"10\":5,\"-1\":6,\"01\":7}\n",
+       "{\"ok\":{\"1\":4,\"2\":2,\"10\":5,\"b\":1,\"a\":3,\"-1\":6,\"01\":7}}");
+  DUMP("0:{\"a\":1,\"b\":2,\"a\":\"$undefined\"}\n", "{\"ok\":{\"b\":2}}");
+  DUMP("0:{\"a\":1,\"b\":2,\"a\":3}\n", "{\"ok\":{\"a\":3,\"b\":2}}");
+  DUMP("0:{\"__proto__\":{\"polluted\":true},\"a\":1,\"c\":[\"$undefined\"]}\n",
+       "{\"ok\":{\"a\":1,\"c\":[{\"$\":\"undefined\"}]}}");
+  DUMP("0:{\"__proto__\":\"$5\"}\n", "{\"ok\":{}}");
+  DUMP("0:{\"$a\":\"$$b\",\"$\":1}\n", "{\"ok\":{\"$\":\"object\",\"members\":{\"$a\":\"$b\",\"$\":1}}}");
+}
+
+Test(revive, numbers_are_javascript_doubles) {
+  DUMP("0:[12345678901234567890,100000000000000000000000,1e400,-1e400,0.1,1e21,1.5e-7,-0.0]\n",
+       "{\"ok\":[12345678901234567000,1e+23,{\"$\":\"Infinity\"},{\"$\":\"-Infinity\"},0.1,1e+21,"
+       "1.5e-7,{\"$\":\"-0\"}]}");
+}
+
+Test(revive, lone_surrogates_survive) {
+  DUMP("0:[\"\\ud800\",\"a\\udc00b\",\"\\ud83d\\ude00\",\"\\ud800\\u0041\"]\n",
+       "{\"ok\":[\"\\ud800\",\"a\\udc00b\",\"\xf0\x9f\x98\x80\",\"\\ud800A\"]}");
+}
+
+Test(revive, invalid_utf8_becomes_replacement_characters) {
+  DUMP("0:\"a\xff" "b\xe2\x82" "c\xf0\x9f\x98\"\n",
+       "{\"ok\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\"}");
+  DUMP("1:T4,a\xc3\x28z0:\"$1\"\n", "{\"ok\":\"a\xef\xbf\xbd(z\"}");
+}
+
+Test(revive, syntax_errors_read_like_v8) {
+  DUMP("0:zabc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'z', \\\"zabc\\\" is not valid JSON\"}}");
+  DUMP("0:{\"a\":1\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after property value in JSON at position 6\"}}");
+  DUMP("0:[1,2\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or ']' after array element in JSON at position 4\"}}");
+  DUMP("0:\"abc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated string in JSON at position 4\"}}");
+  DUMP("0:{\"aaaaaaaaaaaaaaaaaaaa\":zzzzzzzzzzzzzzzzzzzzzz}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'z', ...\\\"aaaaaaaa\\\":zzzzzzzzzz\\\"... is not valid JSON\"}}");
+  DUMP("0:01\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 1\"}}");
+  DUMP("0:undefined\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"\\\"undefined\\\" is not valid JSON\"}}");
+}
+
+Test(revive, element_tuples) {
+  DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
+  DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",
+       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":\"k\",\"props\":{\"a\":1}}}");
+  DUMP("0:[0,\"$\"]\n", "{\"ok\":[0,{\"$\":\"symbol\",\"v\":\"react.transitional.element\"}]}");
+  /* A development tuple's owner and stack never block a development client. */
+  DUMP_DEV("0:[\"$\",\"div\",null,{},\"$1\",\"$2\",1]\n",
+           "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{}}}");
+}
+
+Test(revive, blocked_and_errored_elements_become_lazies) {
+  DUMP("0:{\"el\":[\"$\",\"div\",null,{\"children\":\"$1\"}],\"n\":1}\n1:E{\"digest\":\"d\"}\n",
+       "{\"ok\":{\"el\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":\"Error\",\"message\":"
+       "\"An error occurred in the Server Components render. The specific message is omitted in production "
+       "builds to avoid leaking sensitive details. A digest property is included on this error instance "
+       "which may provide additional details about the nature of the error.\",\"digest\":\"d\"}},\"n\":1}}");
+  DUMP("0:[\"$\",\"$L1\",null,{\"prop\":{\"obj\":\"$0:props:prop\"}}]\n1:I[\"m\",[],\"B\"]\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\","
+       "\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":[],\"name\":\"B\"}},"
+       "\"key\":null,\"props\":{\"prop\":{\"obj\":{\"$\":\"ref\",\"to\":\"/ok/value/props/prop\"}}}}}}");
+}
+
+Test(revive, paths_only_step_into_own_members) {
+  DUMP("0:{\"a\":{\"b\":[1,2]},\"c\":\"$0:a:b:1\",\"d\":\"$0:a:b:length\"}\n",
+       "{\"ok\":{\"a\":{\"b\":[1,2]},\"c\":2,\"d\":2}}");
+  DUMP("1:{\"a\":\"str\"}\n0:{\"x\":\"$1:a:length\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
+  DUMP("1:{\"a\":{}}\n0:{\"x\":\"$1:a:constructor\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
+  DUMP("1:{\"__proto__\":{\"x\":1}}\n0:{\"x\":\"$1:__proto__:x\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
+  DUMP("0:[[\"$\",\"b\",null,{\"x\":1}],\"$0:0:props:x\",\"$0:0:type\"]\n",
+       "{\"ok\":[{\"$\":\"element\",\"type\":\"b\",\"key\":null,\"props\":{\"x\":1}},1,\"b\"]}");
+}
+
+Test(revive, collections) {
+  DUMP("1:[[\"a\",1],[\"a\",2],[{\"k\":1},3]]\n2:[1,1,\"1\"]\n0:{\"m\":\"$Q1\",\"s\":\"$W2\",\"f\":\"$K1\"}\n",
+       "{\"ok\":{\"m\":{\"$\":\"Map\",\"entries\":[[\"a\",2],[{\"k\":1},3]]},\"s\":{\"$\":\"Set\",\"values\":[1,\"1\"]},"
+       "\"f\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"1\"],[\"a\",\"2\"],[\"[object Object]\",\"3\"]]}}}");
+  DUMP("1:[\"A\",\"B\"]\n0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"A\",\"B\"]}}");
+}
+
+Test(revive, temporary_references) {
+  DUMP("0:\"$T0:a\"\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Missing a temporary reference set but the "
+                        "RSC response returned a temporary reference. Pass a temporaryReference option with "
+                        "the set that was used with the reply.\"}}");
+  expect_dump("0:\"$T0:a\"\n", 10, RSC_OPT_TEMP_REFS, "{\"ok\":{\"$\":\"temporary_ref\",\"v\":\"0:a\"}}");
+}
+
+Test(revive, development_forms) {
+  DUMP_DEV("0:{\"x\":\"$Efunction f(){}\",\"y\":\"$E(function g(){})\",\"z\":\"$Y\"}\n",
+           "{\"ok\":{\"y\":{\"$\":\"function\",\"source\":\"(function g(){})\"},\"z\":\"This object has been "
+           "omitted by React in the console log to avoid sending too much data from the server. Try logging "
+           "smaller or more specific objects.\"}}");
+  DUMP_DEV("1:{\"name\":\"TypeError\",\"message\":\"bad\",\"stack\":[],\"env\":\"Server\"}\n0:\"$Z1\"\n",
+           "{\"ok\":{\"$\":\"Error\",\"message\":\"bad\"}}");
+}
+
+Test(revive, a_byte_order_mark_is_dropped_per_row) {
+  DUMP("1:T3,\xef\xbb\xbf" "0:\"$1\"\n", "{\"ok\":\"\"}");
+  DUMP("0:\xef\xbb\xbf{\"a\":1}\n", "{\"ok\":{\"a\":1}}");
+}
