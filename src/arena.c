@@ -36,7 +36,7 @@ void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc) {
   a->next_size = 4096;
 }
 
-void *rsc__arena_alloc(rsc_arena *a, size_t size) {
+void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
   size = (size + 15) & ~(size_t)15;
   if (size == 0) size = 16;
   rsc_arena_block *b = a->head;

@@ -27,7 +27,21 @@ typedef struct rsc_arena {
 
 void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);
 /* 16-byte aligned memory, or NULL when the allocator fails. */
-void *rsc__arena_alloc(rsc_arena *a, size_t size);
+void *rsc__arena_alloc_slow(rsc_arena *a, size_t size);
+
+#define RSC_ARENA_HDR ((sizeof(rsc_arena_block) + 15) & ~(size_t)15)
+
+/* The common case inline: bump within the current block. */
+static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
+  size = (size + 15) & ~(size_t)15;
+  rsc_arena_block *b = a->head;
+  if (b && size && b->size - b->used >= size) {
+    void *p = (char *)b + RSC_ARENA_HDR + b->used;
+    b->used += size;
+    return p;
+  }
+  return rsc__arena_alloc_slow(a, size);
+}
 void rsc__arena_free(rsc_arena *a);
 
 /* Plain heap helpers over the same allocator (for buffers that grow). */

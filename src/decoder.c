@@ -29,28 +29,18 @@ rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t r
   return d->err.code;
 }
 
-void *rsc__alloc(rsc_decoder *d, size_t size) {
-  void *p = rsc__arena_alloc(&d->arena, size);
-  if (!p) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
-  return p;
+void *rsc__alloc_fail(rsc_decoder *d) {
+  rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
+  return NULL;
 }
 
-rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
-  d->nodes += n;
+rsc_node *rsc__alloc_nodes_slow(rsc_decoder *d, size_t n) {
   if (d->nodes > d->opt.limits.max_nodes) {
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "too many values");
     return NULL;
   }
-  if (n > SIZE_MAX / sizeof(rsc_node)) return NULL;
+  if (n > SIZE_MAX / sizeof(rsc_node)) return (rsc_node *)rsc__alloc_fail(d);
   return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
-}
-
-char *rsc__strdup(rsc_decoder *d, const char *s, size_t len) {
-  char *p = (char *)rsc__alloc(d, len + 1);
-  if (!p) return NULL;
-  if (len) memcpy(p, s, len);
-  p[len] = 0;
-  return p;
 }
 
 rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest) {

@@ -780,7 +780,165 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
   return w.out.p;
 }
 
-void rsc__force(rsc_decoder *d) { dump_root(d, 0, false, NULL); }
+/* ---- the read-through ---------------------------------------------------- */
+
+/* The dump's walk without printing: pre-order, children left to right, each
+ * identity once, reading every lazy, promise and stream slot it meets in the
+ * order the dump would. An explicit stack of node pointers, no paths. */
+typedef struct force_walk {
+  rsc_decoder *d;
+  const rsc_node **stack;
+  size_t len, cap;
+  uintptr_t *seen;
+  size_t seen_cap, seen_count;
+  bool fail;
+} force_walk;
+
+static void fw_push(force_walk *f, const rsc_node *n) {
+  if (f->len == f->cap) {
+    size_t cap = f->cap ? f->cap * 2 : 256;
+    const rsc_node **s = (const rsc_node **)realloc(f->stack, cap * sizeof *s);
+    if (!s) {
+      f->fail = true;
+      return;
+    }
+    f->stack = s;
+    f->cap = cap;
+  }
+  f->stack[f->len++] = n;
+}
+
+/* Adds an identity; false when it was there already. */
+static bool fw_first(force_walk *f, uintptr_t id) {
+  if ((f->seen_count + 1) * 2 > f->seen_cap) {
+    size_t cap = f->seen_cap ? f->seen_cap * 2 : 1024;
+    uintptr_t *t = (uintptr_t *)calloc(cap, sizeof *t);
+    if (!t) {
+      f->fail = true;
+      return false;
+    }
+    for (size_t i = 0; i < f->seen_cap; i++) {
+      if (!f->seen[i]) continue;
+      size_t h = (size_t)hash_ptr(f->seen[i]) & (cap - 1);
+      while (t[h]) h = (h + 1) & (cap - 1);
+      t[h] = f->seen[i];
+    }
+    free(f->seen);
+    f->seen = t;
+    f->seen_cap = cap;
+  }
+  size_t h = (size_t)hash_ptr(id) & (f->seen_cap - 1);
+  while (f->seen[h]) {
+    if (f->seen[h] == id) return false;
+    h = (h + 1) & (f->seen_cap - 1);
+  }
+  f->seen[h] = id;
+  f->seen_count++;
+  return true;
+}
+
+/* Whether a value can lead to a chunk to read. A JSON container with no
+ * "$" string inside (no NF_WALK) holds plain data only. */
+static bool fw_needed(const rsc_node *n) {
+  switch (n->kind) {
+  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
+  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF: case RSC_FUNCTION:
+  case RSC_NONE: case RSC_BINARY: case RSC_BLOB: case RSC_ERROR:
+    return false;
+  case RSC_ARRAY: case RSC_OBJECT:
+    return (n->flags & NF_WALK) != 0;
+  default:
+    return true;
+  }
+}
+
+static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
+  for (size_t i = n; i-- > 0;)
+    if (fw_needed(&items[i])) fw_push(f, &items[i]);
+}
+
+static void fw_chunk(force_walk *f, rsc_chunk *c) {
+  rsc__read_chunk(f->d, c);
+  if (c->state == CS_FULFILLED) fw_push(f, &c->value);
+  else if (c->state == CS_REJECTED) fw_push(f, &c->reason);
+}
+
+static void fw_visit(force_walk *f, const rsc_node *n) {
+  if (has_identity(n) && !fw_first(f, rsc_node_identity(n))) return;
+  switch (n->kind) {
+  case RSC_ARRAY:
+    fw_items(f, n->u.items, n->len);
+    return;
+  case RSC_OBJECT:
+    for (uint32_t i = n->len; i-- > 0;)
+      if (fw_needed(&n->u.members[i].val)) fw_push(f, &n->u.members[i].val);
+    return;
+  case RSC_ELEMENT:
+    if (fw_needed(&n->u.el->props)) fw_push(f, &n->u.el->props);
+    if (fw_needed(&n->u.el->key)) fw_push(f, &n->u.el->key);
+    if (fw_needed(&n->u.el->type)) fw_push(f, &n->u.el->type);
+    return;
+  case RSC_LAZY:
+  case RSC_PROMISE:
+    fw_chunk(f, n->u.chunk);
+    return;
+  case RSC_CLIENT_REF:
+    fw_push(f, &n->u.cref->name);
+    fw_push(f, &n->u.cref->chunks);
+    fw_push(f, &n->u.cref->id);
+    return;
+  case RSC_SERVER_REF: {
+    const rsc_server_ref *sr = n->u.sref;
+    if (sr->bound.kind == RSC_PROMISE) {
+      rsc_chunk *c = sr->bound.u.chunk;
+      rsc__read_chunk(f->d, c);
+      fw_push(f, c->state == CS_FULFILLED ? &c->value : &sr->bound);
+    } else {
+      fw_push(f, &sr->bound);
+    }
+    fw_push(f, &sr->id);
+    return;
+  }
+  case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+    fw_items(f, n->u.items, n->len);
+    return;
+  case RSC_ITERATOR:
+    fw_items(f, n->u.iter->array.u.items, n->u.iter->array.len);
+    return;
+  case RSC_STREAM: {
+    const rsc_stream *s = n->u.stream;
+    if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
+      if (s->end == RSC_STREAM_ERRORED) fw_push(f, &s->end_value);
+      if (s->kind == RSC_STREAM_TEXT) fw_items(f, s->items, s->len);
+      return;
+    }
+    walker w; /* slot_items reads the slots in order, as the dump does */
+    memset(&w, 0, sizeof w);
+    w.d = f->d;
+    const rsc_chunk *end;
+    size_t count = slot_items(&w, s, &end);
+    if (end && end->state == CS_FULFILLED) fw_push(f, slot_value(&w, end));
+    else if (end && end->state == CS_REJECTED) fw_push(f, &end->reason);
+    for (size_t i = count; i-- > 0;) fw_push(f, slot_value(&w, s->slots[i]));
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+void rsc__force(rsc_decoder *d) {
+  rsc_chunk *root = rsc__find_chunk(d, 0);
+  if (!root) return;
+  force_walk f;
+  memset(&f, 0, sizeof f);
+  f.d = d;
+  fw_chunk(&f, root);
+  while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
+  if (f.fail) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
+  free(f.stack);
+  free(f.seen);
+}
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
   if (!d || d->err.code) return NULL;

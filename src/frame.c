@@ -189,8 +189,10 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
       const uint8_t *nl = (const uint8_t *)memchr(chunk + i, '\n', len - i);
       size_t end = nl ? (size_t)(nl - chunk) : len;
       if (f->buf_len + (end - i) > f->max_row_bytes) {
+        /* The offset is the first byte past the limit, wherever the
+         * feed boundaries fall (buf_len counts from data_start). */
         f->offset = base + len;
-        return set_err(err, RSC_ERR_LIMIT, base + i, f->row_id,
+        return set_err(err, RSC_ERR_LIMIT, f->data_start + f->max_row_bytes, f->row_id,
                        "row exceeds the row size limit");
       }
       if (!nl) {

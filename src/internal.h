@@ -235,15 +235,35 @@ struct rsc_decoder {
 rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t row,
                      const char *msg);
 
-/* Arena allocation counted against the node limit. */
-void *rsc__alloc(rsc_decoder *d, size_t size);
-rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n);
-char *rsc__strdup(rsc_decoder *d, const char *s, size_t len);
+/* Arena allocation; failure records RSC_ERR_NOMEM. Inline: the revive and
+ * JSON stages allocate per value. */
+void *rsc__alloc_fail(rsc_decoder *d);
+rsc_node *rsc__alloc_nodes_slow(rsc_decoder *d, size_t n);
+
+static inline void *rsc__alloc(rsc_decoder *d, size_t size) {
+  void *p = rsc__arena_alloc(&d->arena, size);
+  return p ? p : rsc__alloc_fail(d);
+}
+
+/* Nodes, counted against the node limit. */
+static inline rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
+  d->nodes += n;
+  if (d->nodes > d->opt.limits.max_nodes || n > ((size_t)1 << 40))
+    return rsc__alloc_nodes_slow(d, n);
+  return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
+}
+
+/* A NUL-terminated arena copy. */
+static inline char *rsc__strdup(rsc_decoder *d, const char *s, size_t len) {
+  char *p = (char *)rsc__alloc(d, len + 1);
+  if (!p) return NULL;
+  if (len) memcpy(p, s, len);
+  p[len] = 0;
+  return p;
+}
 
 static inline rsc_node rsc__mk(uint8_t kind) {
-  rsc_node n;
-  memset(&n, 0, sizeof n);
-  n.kind = kind;
+  rsc_node n = {kind, 0, 0, 0, {0}};
   return n;
 }
 static inline rsc_node rsc__num(double v) {

@@ -18,9 +18,23 @@
 
 using namespace simdjson;
 
+// One open array or object of the tape walk below.
+struct open_container {
+  rsc_node *node;     // the container's node (flags set when it closes)
+  rsc_node *items;    // arrays
+  rsc_member *members;// objects
+  uint32_t pos;
+  uint16_t walk;      // NF_DOLLAR | NF_WALK seen in a child
+  bool normalize;     // an index key or a possible duplicate key
+  uint64_t key_bits;  // a tiny Bloom filter of the keys seen
+};
+
+
 struct rsc_json {
   rsc_decoder *d;
   dom::parser parser;
+  open_container *stack; // the tape walk's stack, kept across rows
+  size_t stack_cap;
   uint8_t *pad_buf;  // a padded copy for rows that end too close to a buffer end
   size_t pad_cap;
   uint32_t max_depth;
@@ -32,6 +46,8 @@ extern "C" rsc_json *rsc__json_new(rsc_decoder *d) {
     j->d = d;
     j->pad_buf = nullptr;
     j->pad_cap = 0;
+    j->stack = nullptr;
+    j->stack_cap = 0;
     j->max_depth = d->opt.limits.max_depth;
     // simdjson's own depth check runs before our walk, so the walk below
     // recurses at most max_depth deep.
@@ -48,104 +64,191 @@ extern "C" rsc_json *rsc__json_new(rsc_decoder *d) {
 extern "C" void rsc__json_free(rsc_json *j) {
   if (!j) return;
   std::free(j->pad_buf);
+  std::free(j->stack);
   delete j;
 }
 
 namespace {
 
-struct converter {
+// The DOM's tape (simdjson doc/tape.md), walked in one loop with an explicit
+// stack: one 64-bit word per value (two for numbers), type in the top byte.
+// Faster than the element/iterator API and never recursive, whatever the
+// nesting depth.
+enum : uint8_t {
+  T_ROOT = 'r', T_ARRAY = '[', T_OBJECT = '{', T_END_ARRAY = ']', T_END_OBJECT = '}',
+  T_STRING = '"', T_INT64 = 'l', T_UINT64 = 'u', T_DOUBLE = 'd', T_TRUE = 't',
+  T_FALSE = 'f', T_NULL = 'n'
+};
+
+
+struct tape_converter {
   rsc_decoder *d;
+  const uint64_t *tape;
+  const uint8_t *strings;
+  open_container *stack;
+  size_t cap;
 
-  static bool is_proto(std::string_view k) { return k == "__proto__"; }
+  static uint8_t type(uint64_t w) { return uint8_t(w >> 56); }
+  static uint64_t payload(uint64_t w) { return w & 0x00FFFFFFFFFFFFFFull; }
 
-  // Whether a key is a canonical array index ("0", "17", < 2^32 - 1), which
-  // JavaScript enumerates before other keys.
-  static bool is_index_key(std::string_view k) {
-    if (k.empty() || k.size() > 10 || k[0] < '0' || k[0] > '9') return false;
-    if (k.size() > 1 && k[0] == '0') return false;
-    uint64_t v = 0;
-    for (char c : k) {
-      if (c < '0' || c > '9') return false;
-      v = v * 10 + uint64_t(c - '0');
-    }
-    return v < 4294967295ull;
+  // A string's bytes: a 32-bit length, then the text (NUL-terminated).
+  void string_at(uint64_t w, const char **p, uint32_t *len) const {
+    const uint8_t *s = strings + payload(w);
+    uint32_t n;
+    std::memcpy(&n, s, 4);
+    *p = reinterpret_cast<const char *>(s + 4);
+    *len = n;
   }
 
-  const char *copy(std::string_view s) { return rsc__strdup(d, s.data(), s.size()); }
+  // Elements of the container starting at tape index i (counts saturate at
+  // 2^24 - 1 on the tape: count by walking then).
+  uint32_t count_at(size_t i) const {
+    uint64_t w = tape[i];
+    uint32_t n = uint32_t((w >> 32) & 0xFFFFFF);
+    if (n < 0xFFFFFF) return n;
+    size_t end = size_t(uint32_t(w)) - 1, k = i + 1;
+    n = 0;
+    bool object = type(w) == T_OBJECT;
+    while (k < end) {
+      if (object) k++; // the key
+      uint8_t t = type(tape[k]);
+      if (t == T_ARRAY || t == T_OBJECT) k = size_t(uint32_t(tape[k]));
+      else if (t == T_INT64 || t == T_UINT64 || t == T_DOUBLE) k += 2;
+      else k++;
+      n++;
+    }
+    return n;
+  }
 
-  // Converts one element into *out. Returns false when memory runs out.
-  bool convert(dom::element el, rsc_node *out) {
-    switch (el.type()) {
-    case dom::element_type::ARRAY: {
-      dom::array arr = el.get_array().value_unsafe();
-      size_t n = arr.size();
-      rsc_node *items = rsc__alloc_nodes(d, n ? n : 1);
-      if (!items) return false;
-      *out = rsc__mk(RSC_ARRAY);
-      out->u.items = items;
-      out->len = uint32_t(n);
-      size_t i = 0;
-      uint16_t walk = 0;
-      for (dom::element child : arr) {
-        if (!convert(child, &items[i])) return false;
-        walk |= items[i].flags & (NF_DOLLAR | NF_WALK);
+  bool push(const open_container &c) {
+    if (depth == cap) {
+      size_t ncap = cap ? cap * 2 : 64;
+      auto *ns = static_cast<open_container *>(std::realloc(stack, ncap * sizeof(open_container)));
+      if (!ns) return false;
+      stack = ns;
+      cap = ncap;
+    }
+    stack[depth++] = c;
+    return true;
+  }
+  size_t depth = 0;
+
+  static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
+
+  // Converts the document into *out. false: out of memory or a limit.
+  bool run(rsc_node *out) {
+    size_t i = 1; // tape[0] is the root word
+    size_t end = size_t(payload(tape[0])) - 1; // the closing root word
+    while (i < end) {
+      uint64_t w = tape[i];
+      uint8_t t = type(w);
+      if (t == T_END_ARRAY || t == T_END_OBJECT) {
+        open_container &c = stack[--depth];
+        c.node->flags |= c.walk ? NF_WALK : 0;
+        if (c.normalize) rsc__object_normalize(d, c.node);
+        if (depth) stack[depth - 1].walk |= c.node->flags & (NF_DOLLAR | NF_WALK);
         i++;
+        continue;
       }
-      if (walk) out->flags |= NF_WALK;
-      return true;
-    }
-    case dom::element_type::OBJECT: {
-      dom::object obj = el.get_object().value_unsafe();
-      size_t n = obj.size();
-      rsc_member *m = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
-      if (!m) return false;
-      *out = rsc__mk(RSC_OBJECT);
-      out->u.members = m;
-      out->len = uint32_t(n);
-      size_t i = 0;
-      bool reorder = false;
-      for (dom::key_value_pair kv : obj) {
-        std::string_view k = kv.key;
-        m[i].key = copy(k);
-        if (!m[i].key) return false;
-        m[i].klen = uint32_t(k.size());
-        m[i].pad = 0;
-        if (!convert(kv.value, &m[i].val)) return false;
-        if (m[i].val.flags & (NF_DOLLAR | NF_WALK)) out->flags |= NF_WALK;
-        if (is_proto(k)) out->flags |= NF_WALK | NF_PROTO;
-        if (!reorder && is_index_key(k)) reorder = true;
+      rsc_node *dst = out;
+      if (depth) {
+        open_container &top = stack[depth - 1];
+        if (top.members) {
+          // An object member: the key, then its value.
+          rsc_member *m = &top.members[top.pos++];
+          const char *k;
+          uint32_t kl;
+          string_at(w, &k, &kl);
+          m->key = rsc__strdup(d, k, kl);
+          if (!m->key) return false;
+          m->klen = kl;
+          m->pad = 0;
+          uint64_t bit = uint64_t(1) << ((kl * 7u + uint8_t(kl ? k[0] : 0) + uint8_t(kl ? k[kl - 1] : 0)) & 63);
+          if (top.key_bits & bit) top.normalize = true;
+          top.key_bits |= bit;
+          if (index_key(k, kl)) top.normalize = true;
+          if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
+            top.node->flags |= NF_PROTO;
+            top.walk |= NF_WALK;
+          }
+          dst = &m->val;
+          w = tape[++i];
+          t = type(w);
+        } else {
+          dst = &top.items[top.pos++];
+        }
+      }
+      switch (t) {
+      case T_ARRAY: {
+        uint32_t n = count_at(i);
+        rsc_node *items = rsc__alloc_nodes(d, n ? n : 1);
+        if (!items) return false;
+        *dst = rsc__mk(RSC_ARRAY);
+        dst->u.items = items;
+        dst->len = n;
+        if (!push(open_container{dst, items, nullptr, 0, 0, false, 0})) return false;
         i++;
+        break;
       }
-      if (n > 1) rsc__object_normalize(d, out);
-      (void)reorder;
-      return true;
+      case T_OBJECT: {
+        uint32_t n = count_at(i);
+        auto *m = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
+        if (!m) return false;
+        *dst = rsc__mk(RSC_OBJECT);
+        dst->u.members = m;
+        dst->len = n;
+        if (!push(open_container{dst, nullptr, m, 0, 0, false, 0})) return false;
+        i++;
+        break;
+      }
+      case T_STRING: {
+        const char *p;
+        uint32_t n;
+        string_at(w, &p, &n);
+        const char *copy = rsc__strdup(d, p, n);
+        if (!copy) return false;
+        *dst = rsc__str(RSC_STRING, copy, n);
+        if (n && p[0] == '$') {
+          dst->flags |= NF_DOLLAR;
+          if (depth) stack[depth - 1].walk |= NF_DOLLAR;
+        }
+        i++;
+        break;
+      }
+      case T_INT64: {
+        int64_t v;
+        std::memcpy(&v, &tape[i + 1], 8);
+        *dst = rsc__num(double(v));
+        i += 2;
+        break;
+      }
+      case T_UINT64: {
+        uint64_t v;
+        std::memcpy(&v, &tape[i + 1], 8);
+        *dst = rsc__num(double(v));
+        i += 2;
+        break;
+      }
+      case T_DOUBLE: {
+        double v;
+        std::memcpy(&v, &tape[i + 1], 8);
+        *dst = rsc__num(v);
+        i += 2;
+        break;
+      }
+      case T_TRUE:
+      case T_FALSE:
+        *dst = rsc__mk(RSC_BOOL);
+        dst->u.boolean = t == T_TRUE;
+        i++;
+        break;
+      default:
+        *dst = rsc__mk(RSC_NULL);
+        i++;
+        break;
+      }
     }
-    case dom::element_type::STRING: {
-      std::string_view s = el.get_string().value_unsafe();
-      const char *p = copy(s);
-      if (!p) return false;
-      *out = rsc__str(RSC_STRING, p, s.size());
-      if (!s.empty() && s[0] == '$') out->flags |= NF_DOLLAR;
-      return true;
-    }
-    case dom::element_type::INT64:
-      *out = rsc__num(double(el.get_int64().value_unsafe()));
-      return true;
-    case dom::element_type::UINT64:
-      *out = rsc__num(double(el.get_uint64().value_unsafe()));
-      return true;
-    case dom::element_type::DOUBLE:
-      *out = rsc__num(el.get_double().value_unsafe());
-      return true;
-    case dom::element_type::BOOL:
-      *out = rsc__mk(RSC_BOOL);
-      out->u.boolean = el.get_bool().value_unsafe() ? 1 : 0;
-      return true;
-    case dom::element_type::NULL_VALUE:
-    default:
-      *out = rsc__mk(RSC_NULL);
-      return true;
-    }
+    return true;
   }
 };
 
@@ -190,8 +293,13 @@ extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t 
       // fallback parser accepts what JSON.parse accepts and words the rest.
       return rsc__json_fallback(j->d, data, len, out, msg);
     }
-    converter c{j->d};
-    if (!c.convert(root, out)) return j->d->err.code == RSC_ERR_LIMIT ? JSON_LIMIT : JSON_NOMEM;
+    (void)root;
+    tape_converter c{j->d, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
+                     j->stack_cap};
+    bool ok = c.run(out);
+    j->stack = c.stack;
+    j->stack_cap = c.cap;
+    if (!ok) return j->d->err.code == RSC_ERR_LIMIT ? JSON_LIMIT : JSON_NOMEM;
     return JSON_OK;
   } catch (...) {
     return JSON_NOMEM;

@@ -48,6 +48,18 @@ static rsc_node type_error(rsc_decoder *d, const char *msg) {
 }
 
 int64_t rsc__parse_ref_id(const char *s, size_t len) {
+  /* The common case: lowercase hex digits up to the end or a ':'. */
+  if (len > 0 && len <= 12) {
+    int64_t v = 0;
+    size_t k = 0;
+    for (; k < len; k++) {
+      char c = s[k];
+      if (c >= '0' && c <= '9') v = v * 16 + (c - '0');
+      else if (c >= 'a' && c <= 'f') v = v * 16 + (c - 'a' + 10);
+      else break;
+    }
+    if (k > 0 && (k == len || s[k] == ':') && !(k >= 2 && s[0] == '0' && s[1] == 'x')) return v;
+  }
   size_t i = 0;
   /* parseInt trims white space (ASCII, NBSP and BOM here). */
   for (;;) {
@@ -610,8 +622,9 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   const char *s = v.u.str;
   size_t n = v.len;
   if (n == 1) {
-    /* The element marker; at slot 0 it opens a new element scope. */
-    if (d->initializing_handler && klen == 1 && key[0] == '0') {
+    /* The element marker; at slot 0 (key "0") it opens an element scope. */
+    if (d->initializing_handler &&
+        (sc->key_index == 0 || (sc->key_index == -1 && klen == 1 && key[0] == '0'))) {
       rsc_scope *h = (rsc_scope *)rsc__alloc(d, sizeof *h);
       if (!h) return false;
       memset(h, 0, sizeof *h);
@@ -791,16 +804,14 @@ static bool walk(rsc_decoder *d, const slot_ctx *sc, const char *key, uint32_t k
     if (!(v->flags & NF_WALK)) return true;
     rsc_node *items = v->u.items;
     uint32_t n = v->len;
-    char idx[12];
     for (uint32_t i = 0; i < n; i++) {
       rsc_node *it = &items[i];
       if (it->kind == RSC_STRING ? !(it->flags & NF_DOLLAR)
                                  : (it->kind != RSC_ARRAY && it->kind != RSC_OBJECT) ||
                                        !(it->flags & NF_WALK))
         continue;
-      int il = snprintf(idx, sizeof idx, "%u", i);
       slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
-      if (!walk(d, &child, idx, (uint32_t)il, thrown)) return false;
+      if (!walk(d, &child, NULL, 0, thrown)) return false;
       if (d->err.code) return false;
     }
     if (n > 0 && rsc__is_marker(&items[0])) {
