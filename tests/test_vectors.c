@@ -189,3 +189,53 @@ static void check_splits(bool one_byte, bool two_way, bool random) {
 Test(vectors, one_byte_feeds) { check_splits(true, false, false); }
 Test(vectors, every_two_way_split) { check_splits(false, true, false); }
 Test(vectors, random_splits) { check_splits(false, false, true); }
+
+/* Vectors where React's client crashes or hangs: rscflight gives a defined
+ * value or a clean error instead (fixtures/vectors/deliberate.tsv,
+ * docs/conformance.md). */
+Test(vectors, deliberate_differences) {
+  size_t len;
+  char *text = ts_fixture("vectors/deliberate.tsv", &len);
+  cr_assert(text);
+  size_t n;
+  vec *v = load_index(&n);
+  int checked = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (line[0] == '#') continue;
+    char name[128], outcome[200];
+    if (sscanf(line, "%127[^\t]\t%199[^\t]", name, outcome) != 2) continue;
+    const vec *x = NULL;
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(v[i].name, name) == 0) x = &v[i];
+    cr_assert(x, "%s is not a vector", name);
+    size_t blen;
+    char *buf = read_vec(x->rsc, &blen);
+    rsc_decoder *d = ts_decode(buf, blen, 0, x->flags);
+    int code;
+    unsigned long long off;
+    if (sscanf(outcome, "error %d %llu", &code, &off) == 2) {
+      cr_expect_eq(rsc_decoder_error(d)->code, code, "%s: code", name);
+      cr_expect_eq(rsc_decoder_error(d)->offset, off, "%s: offset", name);
+      /* and the same however the bytes are split */
+      rsc_decoder *b = ts_decode(buf, blen, 1, x->flags);
+      cr_expect_eq(rsc_decoder_error(b)->code, code, "%s: code, 1-byte feeds", name);
+      cr_expect_eq(rsc_decoder_error(b)->offset, off, "%s: offset, 1-byte feeds", name);
+      rsc_decoder_free(b);
+    } else {
+      size_t elen;
+      char *exp = read_vec(outcome, &elen);
+      char *got = ts_dump(d);
+      const char *why = "";
+      cr_expect(got && exp && ts_json_equal(got, strlen(got), exp, elen, &why), "%s: %s", name, why);
+      rsc_free(got);
+      free(exp);
+    }
+    rsc_decoder_free(d);
+    free(buf);
+    checked++;
+  }
+  cr_expect_eq(checked, 16);
+  free(text);
+  free(v);
+}
