@@ -657,6 +657,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     *out = rsc__str(RSC_SYMBOL, rest, rlen);
     return true;
   case 'h':
+  case 'F': /* servers up to 19.0/19.1 wrote server references as "$F" */
     return get_outlined_model(d, rest, rlen, sc, MAP_SERVER_REF, out, thrown);
   case 'T':
     if (!(d->opt.flags & RSC_OPT_TEMP_REFS)) {

@@ -1,0 +1,136 @@
+#define _POSIX_C_SOURCE 200809L
+/* test_fixtures.c - differential tests: payloads written by React's real
+ * server (fixtures/react, index.json) decode to the dump React's own client
+ * gave, fed whole, one byte at a time and in seeded random pieces. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "json.h"
+#include "support.h"
+
+typedef struct fixture {
+  char file[512], expected[512];
+  uint32_t flags;
+} fixture;
+
+static const char *member_str(const rsc_node *obj, const char *key, char *buf, size_t cap) {
+  const rsc_node *v = rsc_object_get(obj, key, strlen(key));
+  size_t n;
+  const char *s = rsc_node_string(v, &n);
+  if (!s || n >= cap) return NULL;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  return buf;
+}
+
+/* fixtures/react/index.json: [{"file","expected","client_options":{...}},...] */
+static fixture *load(size_t *count) {
+  size_t len;
+  char *text = ts_fixture("react/index.json", &len);
+  *count = 0;
+  if (!text) return NULL;
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  rsc_node root;
+  const char *msg;
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)text, len, false, &root, &msg),
+               JSON_OK, "fixtures/react/index.json does not parse");
+  fixture *f = calloc(root.len + 1, sizeof *f);
+  for (size_t i = 0; i < rsc_node_len(&root); i++) {
+    const rsc_node *e = rsc_node_at(&root, i);
+    fixture *x = &f[*count];
+    if (!member_str(e, "file", x->file, sizeof x->file)) continue;
+    if (!member_str(e, "expected", x->expected, sizeof x->expected)) continue;
+    const rsc_node *co = rsc_object_get(e, "client_options", 14);
+    const rsc_node *partial = rsc_object_get(co, "allow_partial", 13);
+    if (rsc_node_bool(partial)) x->flags |= RSC_OPT_ALLOW_PARTIAL;
+    const rsc_node *build = rsc_object_get(e, "build", 5);
+    if (build && rsc_node_string(build, NULL) && strcmp(rsc_node_string(build, NULL), "dev") == 0)
+      x->flags |= RSC_OPT_DEV;
+    (*count)++;
+  }
+  rsc_decoder_free(d);
+  free(text);
+  return f;
+}
+
+static char *read_rel(const char *rel, size_t *len) {
+  char path[1024];
+  snprintf(path, sizeof path, "react/%s", rel);
+  return ts_fixture(path, len);
+}
+
+static char *outcome(rsc_decoder *d) {
+  char *r;
+  if (rsc_decoder_error(d)->code) {
+    char buf[300];
+    snprintf(buf, sizeof buf, "error %d at %llu: %s", rsc_decoder_error(d)->code,
+             (unsigned long long)rsc_decoder_error(d)->offset, rsc_decoder_error(d)->msg);
+    r = strdup(buf);
+  } else {
+    char *t = ts_dump(d);
+    r = t ? strdup(t) : strdup("dump failed");
+    rsc_free(t);
+  }
+  rsc_decoder_free(d);
+  return r;
+}
+
+Test(fixtures, whole_buffer_matches_react) {
+  size_t n;
+  fixture *f = load(&n);
+  if (!f) cr_skip_test("fixtures/react/index.json is missing");
+  int agree = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t len, elen;
+    char *buf = read_rel(f[i].file, &len);
+    char *exp = read_rel(f[i].expected, &elen);
+    cr_assert(buf && exp, "%s: missing files", f[i].file);
+    char *got = outcome(ts_decode(buf, len, 0, f[i].flags));
+    const char *why = "";
+    bool eq = ts_json_equal(got, strlen(got), exp, elen, &why);
+    cr_expect(eq, "%s: %s (got %.300s)", f[i].file, why, got);
+    agree += eq;
+    free(got);
+    free(buf);
+    free(exp);
+  }
+  cr_log_info("React server fixtures agreeing: %d of %zu", agree, n);
+  free(f);
+}
+
+Test(fixtures, one_byte_and_random_pieces) {
+  size_t n;
+  fixture *f = load(&n);
+  if (!f) cr_skip_test("fixtures/react/index.json is missing");
+  uint64_t seed = 2024;
+  for (size_t i = 0; i < n; i++) {
+    size_t len;
+    char *buf = read_rel(f[i].file, &len);
+    char *whole = outcome(ts_decode(buf, len, 0, f[i].flags));
+    char *one = outcome(ts_decode(buf, len, 1, f[i].flags));
+    cr_expect(strcmp(one, whole) == 0, "%s: 1-byte feeds differ", f[i].file);
+    free(one);
+    for (int r = 0; r < 3; r++) {
+      size_t cap = len / 64 + 8, nc = 0;
+      size_t *cuts = malloc(cap * sizeof *cuts);
+      size_t pos = 0;
+      while (nc < cap) {
+        pos += 1 + ts_rand(&seed) % 4096;
+        if (pos >= len) break;
+        cuts[nc++] = pos;
+      }
+      char *got = outcome(ts_decode_cuts(buf, len, cuts, nc, f[i].flags));
+      cr_expect(strcmp(got, whole) == 0, "%s: random pieces (round %d) differ", f[i].file, r);
+      free(got);
+      free(cuts);
+    }
+    free(whole);
+    free(buf);
+  }
+  free(f);
+}
