@@ -43,6 +43,14 @@ static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
   return rsc__arena_alloc_slow(a, size);
 }
 void rsc__arena_free(rsc_arena *a);
+/* Gives back the tail of the most recent allocation p, keeping `keep` bytes
+ * (p must be the last thing allocated from a). */
+static inline void rsc__arena_shrink_last(rsc_arena *a, void *p, size_t keep) {
+  rsc_arena_block *b = a->head;
+  if (!b || !p) return;
+  size_t start = (size_t)((char *)p - ((char *)b + RSC_ARENA_HDR));
+  if (start <= b->used) b->used = start + ((keep + 15) & ~(size_t)15);
+}
 
 /* Plain heap helpers over the same allocator (for buffers that grow). */
 void *rsc__heap_alloc(const rsc_alloc *al, size_t size);

@@ -457,6 +457,8 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   c->has_json = 0;
   d->initializing_chunk = c;
   d->init_depth++;
+  bool prev_reaches = d->revive_reaches;
+  d->revive_reaches = false;
   rsc_node thrown;
   bool ok;
   /* The root's holder ({"": root} in React) outlives this call: a
@@ -495,6 +497,10 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
     c->reason = thrown;
     rsc__settle(d, c, CS_REJECTED);
   }
+  /* A value built from its own row alone, with no wrapper and no reference,
+   * holds nothing a read-through would have to read. */
+  c->reaches = d->revive_reaches || !ok;
+  d->revive_reaches = prev_reaches || c->reaches;
   d->init_depth--;
   d->initializing_handler = prev_handler;
   d->initializing_chunk = prev_chunk;

@@ -81,6 +81,7 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   d->dev = (o.flags & RSC_OPT_DEV) != 0;
   d->row_id = -1;
   rsc__arena_init(&d->arena, &al);
+  rsc__arena_init(&d->strings, &al);
   d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);
   d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
   d->json = d->frame ? rsc__json_new(d) : NULL;
@@ -105,14 +106,18 @@ void rsc_decoder_free(rsc_decoder *d) {
   rsc__heap_free(&al, d->table.slots);
   rsc__heap_free(&al, d->table.order);
   rsc__heap_free(&al, d->jobs);
+  rsc__heap_free(&al, d->walk);
   rsc__arena_free(&d->arena);
+  rsc__arena_free(&d->strings);
   rsc__heap_free(&al, d);
 }
 
 const rsc_error *rsc_decoder_error(const rsc_decoder *d) { return &d->err; }
 int rsc_decoder_is_dev(const rsc_decoder *d) { return d && d->dev; }
 uint64_t rsc_decoder_bytes(const rsc_decoder *d) { return d ? rsc__frame_offset(d->frame) : 0; }
-size_t rsc_decoder_peak_memory(const rsc_decoder *d) { return d ? d->arena.peak : 0; }
+size_t rsc_decoder_peak_memory(const rsc_decoder *d) {
+  return d ? d->arena.peak + d->strings.peak : 0;
+}
 
 /* ---- row dispatch --------------------------------------------------------- */
 

@@ -859,7 +859,10 @@ static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
 
 static void fw_chunk(force_walk *f, rsc_chunk *c) {
   rsc__read_chunk(f->d, c);
-  if (c->state == CS_FULFILLED) fw_push(f, &c->value);
+  /* Chunks that are not model rows (text, binary, modules, streams' own
+   * chunks) have reaches unset too; only streams need a look inside. */
+  bool look = c->reaches || c->stream || c->id < 0;
+  if (c->state == CS_FULFILLED && look) fw_push(f, &c->value);
   else if (c->state == CS_REJECTED) fw_push(f, &c->reason);
 }
 

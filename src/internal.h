@@ -146,6 +146,8 @@ struct rsc_chunk {
   uint8_t is_root_sub; /* subscribed (root): parse as soon as it arrives   */
   uint8_t has_json;    /* resolved_model: json holds the parsed row        */
   uint8_t json_failed; /* resolved_model: the row's JSON did not parse     */
+  uint8_t reaches;     /* its value may hold a lazy, promise, stream or a
+                          value of another chunk: a read-through must look */
   rsc_node value;      /* fulfilled value; resolved_model: raw JSON        */
   rsc_node reason;     /* rejected reason                                  */
   const char *json_error; /* resolved_model with json_failed: the message  */
@@ -206,6 +208,7 @@ typedef struct chunk_table {
 struct rsc_decoder {
   rsc_options opt;
   rsc_arena arena;
+  rsc_arena strings;    /* simdjson writes row strings straight in here     */
   rsc_error err;
   bool dev;
   bool finished;
@@ -218,6 +221,7 @@ struct rsc_decoder {
   rsc_scope *initializing_handler;
   rsc_chunk *initializing_chunk;
   uint32_t init_depth;  /* nested chunk initialisations (C stack guard)   */
+  bool revive_reaches;  /* the walk under way met a wrapper or a reference */
   uint64_t row_offset;  /* offset of the row being processed              */
   int64_t row_id;
   rsc_node marker;      /* the element marker symbol                       */
@@ -227,6 +231,10 @@ struct rsc_decoder {
   struct wake_job *jobs;
   size_t jobs_len, jobs_cap;
   bool waking;
+  /* the revive walk's open containers (explicit stack, revive.c); a walk
+   * nested in another (a reference initialising a chunk) stacks above it */
+  struct walk_frame *walk;
+  size_t walk_len, walk_cap;
 };
 
 /* ---- shared helpers ---------------------------------------------------- */

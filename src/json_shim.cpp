@@ -135,6 +135,15 @@ struct tape_converter {
 
   static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
 
+  size_t strings_end = 0; // bytes of the string buffer in use (for shrinking)
+
+  // Strings stay where simdjson wrote them: the buffer is the decoder's.
+  const char *keep(const char *p, uint32_t n) {
+    size_t end = size_t(reinterpret_cast<const uint8_t *>(p) - strings) + n + 1;
+    if (end > strings_end) strings_end = end;
+    return p;
+  }
+
   // Converts the document into *out. false: out of memory or a limit.
   bool run(rsc_node *out) {
     size_t i = 1; // tape[0] is the root word
@@ -159,8 +168,7 @@ struct tape_converter {
           const char *k;
           uint32_t kl;
           string_at(w, &k, &kl);
-          m->key = rsc__strdup(d, k, kl);
-          if (!m->key) return false;
+          m->key = keep(k, kl);
           m->klen = kl;
           m->pad = 0;
           uint64_t bit = uint64_t(1) << ((kl * 7u + uint8_t(kl ? k[0] : 0) + uint8_t(kl ? k[kl - 1] : 0)) & 63);
@@ -205,9 +213,7 @@ struct tape_converter {
         const char *p;
         uint32_t n;
         string_at(w, &p, &n);
-        const char *copy = rsc__strdup(d, p, n);
-        if (!copy) return false;
-        *dst = rsc__str(RSC_STRING, copy, n);
+        *dst = rsc__str(RSC_STRING, keep(p, n), n);
         if (n && p[0] == '$') {
           dst->flags |= NF_DOLLAR;
           if (depth) stack[depth - 1].walk |= NF_DOLLAR;
@@ -272,15 +278,55 @@ static const uint8_t *ensure_padded(rsc_json *j, const uint8_t *data, size_t len
 
 static_assert(SIMDJSON_PADDING <= RSC_FRAME_PADDING, "framer padding too small");
 
+// simdjson writes unescaped strings into the document's string buffer. For
+// the length of one parse that buffer is a region of the decoder's string
+// arena, so the strings need no copy afterwards; the region is then cut to
+// what the row used. Its size is simdjson's own bound (5/3 of the row).
+struct string_region {
+  rsc_json *j;
+  uint8_t *theirs = nullptr;
+  uint8_t *region = nullptr;
+
+  bool install(size_t len) {
+    dom::parser &p = j->parser;
+    size_t want = len < 32 ? 32 : len;
+    // What parse()'s ensure_capacity would do, done before the swap so it
+    // never frees the region.
+    if (p.doc.capacity() < want && p.doc.allocate(want)) return false;
+    if (p.capacity() < want && p.allocate(want, p.max_depth())) return false;
+    size_t cap = ((5 * len / 3 + SIMDJSON_PADDING) + 63) & ~size_t(63);
+    region = static_cast<uint8_t *>(rsc__arena_alloc(&j->d->strings, cap));
+    if (!region) return false;
+    theirs = p.doc.string_buf.release();
+    p.doc.string_buf.reset(region);
+    return true;
+  }
+  // Hands simdjson its own buffer back; keeps `used` bytes of the region.
+  void finish(size_t used) {
+    if (!region) return;
+    j->parser.doc.string_buf.release();
+    j->parser.doc.string_buf.reset(theirs);
+    rsc__arena_shrink_last(&j->d->strings, region, used);
+    region = nullptr;
+  }
+  ~string_region() { finish(0); }
+};
+
 extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len,
                                        bool padded, rsc_node *out, const char **msg) {
   try {
     const uint8_t *p = ensure_padded(j, data, len, padded);
     if (!p) return JSON_NOMEM;
+    string_region strings{j};
+    if (!strings.install(len)) {
+      rsc__alloc_fail(j->d);
+      return JSON_NOMEM;
+    }
     dom::element root;
     error_code err = j->parser.parse(p, len, false).get(root);
     if (err == UTF8_ERROR) {
       // TextDecoder turns bad bytes into U+FFFD; do the same, then retry.
+      strings.finish(0);
       size_t fixed_len = 0;
       uint8_t *fixed = rsc__utf8_repair(j->d, data, len, &fixed_len);
       if (!fixed) return JSON_NOMEM;
@@ -291,6 +337,7 @@ extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t 
     if (err) {
       // Lone surrogates, big integers, 1e400 and real syntax errors: the
       // fallback parser accepts what JSON.parse accepts and words the rest.
+      strings.finish(0);
       return rsc__json_fallback(j->d, data, len, out, msg);
     }
     (void)root;
@@ -299,6 +346,7 @@ extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t 
     bool ok = c.run(out);
     j->stack = c.stack;
     j->stack_cap = c.cap;
+    strings.finish(c.strings_end);
     if (!ok) return j->d->err.code == RSC_ERR_LIMIT ? JSON_LIMIT : JSON_NOMEM;
     return JSON_OK;
   } catch (...) {

@@ -553,6 +553,7 @@ static rsc_node halted_dep(rsc_decoder *d) {
 
 static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, const slot_ctx *sc,
                                uint8_t map, rsc_node *out, rsc_node *thrown) {
+  d->revive_reaches = true; /* the value comes from another chunk */
   size_t id_len;
   uint32_t nkeys;
   rsc_key *path = split_path(d, ref, len, &id_len, &nkeys);
@@ -645,6 +646,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   case '@': {
     rsc_chunk *c = rsc__get_chunk(d, rsc__parse_ref_id(rest, rlen));
     if (!c) return false;
+    d->revive_reaches = true;
     if (s[1] == 'L') {
       *out = rsc__lazy(c);
     } else {
@@ -790,69 +792,109 @@ static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_no
 
 /* ---- the walk ------------------------------------------------------------------- */
 
-static bool walk(rsc_decoder *d, const slot_ctx *sc, const char *key, uint32_t klen,
-                 rsc_node *thrown) {
-  rsc_node *v = sc->slot;
-  switch (v->kind) {
-  case RSC_STRING:
-    if (v->flags & NF_DOLLAR) {
-      rsc_node out;
-      if (!parse_model_string(d, sc, key, klen, &out, thrown)) return false;
-      *sc->slot = out;
+/* One open container of the walk. The walk keeps an explicit stack in the
+ * decoder, so hostile nesting never deepens the C stack (docs/hardening.md).
+ * A walk nested in another (a reference that initialises a chunk) stacks
+ * its frames above the outer ones; frames are addressed by index because
+ * the array may move when a nested walk grows it. */
+typedef struct walk_frame {
+  rsc_node *slot; /* the container's node (leaves are filled, never it)  */
+  uint32_t i, n;  /* next child, child count                           */
+} walk_frame;
+
+static bool walk_push(rsc_decoder *d, rsc_node *slot) {
+  if (d->walk_len == d->walk_cap) {
+    size_t cap = d->walk_cap ? d->walk_cap * 2 : 64;
+    walk_frame *w = (walk_frame *)rsc__heap_realloc(&d->arena.alloc, d->walk,
+                                                    d->walk_cap * sizeof *w, cap * sizeof *w);
+    if (!w) {
+      rsc__alloc_fail(d);
+      return false;
     }
-    return true;
-  case RSC_ARRAY: {
-    if (!(v->flags & NF_WALK)) return true;
-    rsc_node *items = v->u.items;
-    uint32_t n = v->len;
-    for (uint32_t i = 0; i < n; i++) {
-      rsc_node *it = &items[i];
-      if (it->kind == RSC_STRING ? !(it->flags & NF_DOLLAR)
-                                 : (it->kind != RSC_ARRAY && it->kind != RSC_OBJECT) ||
-                                       !(it->flags & NF_WALK))
-        continue;
-      slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
-      if (!walk(d, &child, NULL, 0, thrown)) return false;
-      if (d->err.code) return false;
-    }
-    if (n > 0 && rsc__is_marker(&items[0])) {
-      rsc_node el;
-      if (!create_element(d, items, n, &el)) return false;
-      *sc->slot = el;
-    }
+    d->walk = w;
+    d->walk_cap = cap;
+  }
+  walk_frame *f = &d->walk[d->walk_len++];
+  f->slot = slot;
+  f->i = 0;
+  f->n = slot->len;
+  return true;
+}
+
+static bool needs_walk(const rsc_node *it) {
+  if (it->kind == RSC_STRING) return (it->flags & NF_DOLLAR) != 0;
+  return (it->kind == RSC_ARRAY || it->kind == RSC_OBJECT) && (it->flags & NF_WALK);
+}
+
+/* React's reviveModel, depth first and in key order: "$" strings are
+ * parsed as they are met, an array whose slot 0 is the element marker
+ * becomes an element once all its slots are revived. */
+static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
+  if (root->kind == RSC_STRING) {
+    if (!(root->flags & NF_DOLLAR)) return true;
+    /* The root's parent is the wrapper {"": root}, key "" (React 4.1). */
+    slot_ctx sc = {root, NULL, -2};
+    rsc_node out;
+    if (!parse_model_string(d, &sc, "", 0, &out, thrown)) return false;
+    *root = out;
     return true;
   }
-  case RSC_OBJECT: {
-    if (!(v->flags & NF_WALK)) return true;
-    rsc_member *m = v->u.members;
-    uint32_t n = v->len;
-    for (uint32_t i = 0; i < n; i++) {
-      if ((v->flags & NF_PROTO) && key_is(m[i].key, m[i].klen, "__proto__")) {
-        m[i].val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
+  if (!needs_walk(root)) return true;
+  size_t base = d->walk_len;
+  bool ok = walk_push(d, root);
+  while (ok && d->walk_len > base) {
+    walk_frame *f = &d->walk[d->walk_len - 1];
+    rsc_node *v = f->slot;
+    if (f->i == f->n) {
+      /* Leaving the container. */
+      uint32_t n = f->n;
+      d->walk_len--;
+      if (v->kind == RSC_ARRAY && n > 0 && rsc__is_marker(&v->u.items[0])) {
+        rsc_node el;
+        if (!create_element(d, v->u.items, n, &el)) ok = false;
+        else *v = el;
+      }
+      continue;
+    }
+    uint32_t i = f->i++;
+    rsc_node *it;
+    slot_ctx child;
+    const char *key = NULL;
+    uint32_t klen = 0;
+    if (v->kind == RSC_ARRAY) {
+      it = &v->u.items[i];
+      child = (slot_ctx){it, v->u.items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
+    } else {
+      rsc_member *m = &v->u.members[i];
+      if ((v->flags & NF_PROTO) && key_is(m->key, m->klen, "__proto__")) {
+        m->val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
         v->flags |= NF_HOLES;
         continue;
       }
-      rsc_node *it = &m[i].val;
-      if (it->kind == RSC_STRING ? !(it->flags & NF_DOLLAR)
-                                 : (it->kind != RSC_ARRAY && it->kind != RSC_OBJECT) ||
-                                       !(it->flags & NF_WALK))
-        continue;
-      slot_ctx child = {it, NULL, -1};
-      if (!walk(d, &child, m[i].key, m[i].klen, thrown)) return false;
-      if (d->err.code) return false;
-      if (it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
+      it = &m->val;
+      child = (slot_ctx){it, NULL, -1};
+      key = m->key;
+      klen = m->klen;
     }
-    return true;
+    if (!needs_walk(it)) continue;
+    if (it->kind != RSC_STRING) {
+      ok = walk_push(d, it);
+      continue;
+    }
+    rsc_node out;
+    if (!parse_model_string(d, &child, key, klen, &out, thrown) || d->err.code) {
+      ok = false;
+      continue;
+    }
+    *it = out;
+    if (v->kind == RSC_OBJECT && it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
   }
-  default:
-    return true;
-  }
+  d->walk_len = base;
+  return ok;
 }
 
 bool rsc__revive(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
-  /* The root's parent is the wrapper {"": root}, key "" (React 4.1). */
-  slot_ctx sc = {root, NULL, -2};
-  bool ok = walk(d, &sc, "", 0, thrown);
+  bool ok = walk(d, root, thrown);
   if (d->err.code) {
     *thrown = rsc__error_node(d, d->err.msg ? d->err.msg : "decoder failed", NULL);
     return false;
