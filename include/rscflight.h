@@ -66,7 +66,8 @@ typedef enum rsc_status {
   RSC_ERR_BAD_ROW = 6,      /* an I, E or H row whose JSON does not parse     */
   RSC_ERR_LIMIT = 7,        /* a limit of rsc_limits was exceeded             */
   RSC_ERR_USER = 8,         /* a consumer hook returned non-zero              */
-  RSC_ERR_STATE = 9         /* feed after finish, or a NULL decoder          */
+  RSC_ERR_STATE = 9,        /* feed after finish, or a NULL decoder          */
+  RSC_ERR_HTML = 10         /* rsc_html_extract: no payload, or a bad push    */
 } rsc_status;
 
 /* A decode error. offset counts bytes across every feed (the whole stream);
@@ -340,6 +341,29 @@ RSC_API const rsc_node *rsc_stream_end_value(const rsc_node *n);
  * (a dump writes a second meeting as a ref); 0 for values without one. */
 RSC_API uintptr_t rsc_node_identity(const rsc_node *n);
 
+/* --- Flight inside HTML --------------------------------------------------- */
+
+/* Which framework inlined the payload into the page. */
+typedef enum rsc_html_flavor {
+  RSC_HTML_AUTO = 0,           /* detect (as a result: none found)           */
+  RSC_HTML_NEXT = 1,           /* Next.js: self.__next_f.push([1,"..."]) ... */
+  RSC_HTML_RSC_HTML_STREAM = 2 /* rsc-html-stream (Vite RSC, Waku, Parcel)   */
+} rsc_html_flavor;
+
+/* Extracts the Flight payload bytes a page hands to React's client: the
+ * framework's inline <script> pushes, found as a browser tokenizes the page
+ * (comments, <template>, <textarea>, data scripts and strings in other
+ * scripts are not pushes) and read as JavaScript string literals, joined in
+ * order (text as UTF-8, base64 segments decoded). Feed the result to a
+ * decoder. flavor RSC_HTML_AUTO accepts either framework. On success returns
+ * RSC_OK with *out (NUL-terminated; release it with rsc_free) and *out_len;
+ * *found (may be NULL) tells the framework. Otherwise returns RSC_ERR_HTML
+ * (or RSC_ERR_NOMEM) with err (may be NULL) giving the byte offset in the
+ * page and a static message. Thread-safe; no state. */
+RSC_API rsc_status rsc_html_extract(const char *html, size_t len, rsc_html_flavor flavor,
+                                    char **out, size_t *out_len, rsc_error *err,
+                                    rsc_html_flavor *found);
+
 /* --- output ------------------------------------------------------------- */
 
 /* The canonical dump (spec CANONICAL-DUMP.md) of the root, after finish.
@@ -349,6 +373,45 @@ RSC_API uintptr_t rsc_node_identity(const rsc_node *n);
 RSC_API char *rsc_dump(rsc_decoder *d, int pretty, size_t *len);
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);
+
+/* --- bulk views (src/export.c) ------------------------------------------ */
+
+/* One value described in one call, for bindings that convert a whole graph
+ * (the Python binding builds its objects from these instead of calling an
+ * accessor per field). Every pointer is borrowed from the decoder's arena;
+ * fields that do not apply to the kind are 0 / NULL. */
+typedef struct rsc_view {
+  const rsc_node *node;  /* the value itself, for the accessors above       */
+  const char *key;       /* rsc_node_views of an OBJECT: the member's key    */
+  size_t key_len;        /*   (UTF-8/WTF-8, not NUL-terminated); else NULL   */
+  rsc_kind kind;
+  int boolean;           /* BOOL                                             */
+  double number;         /* NUMBER                                           */
+  const char *str;       /* rsc_node_string's text; ERROR: the message       */
+  size_t str_len;
+  const uint8_t *bytes;  /* rsc_node_bytes (BINARY, BLOB)                    */
+  size_t bytes_len;
+  size_t len;            /* rsc_node_len; STREAM: rsc_stream_len             */
+  uint32_t sub;          /* BINARY: rsc_binary_kind; STREAM: rsc_stream_kind */
+  uintptr_t identity;    /* rsc_node_identity                                */
+} rsc_view;
+
+/* Fills *out for n (kind RSC_NONE for NULL). */
+RSC_API void rsc_node_view(const rsc_node *n, rsc_view *out);
+/* Views of n's children from index start, at most cap of them, in the
+ * accessors' order: ARRAY, SET and ITERATOR items; MAP and FORMDATA keys and
+ * values interleaved (as rsc_node_at); OBJECT visible members with their
+ * keys (as rsc_object_key / _value); STREAM items (as rsc_stream_at).
+ * Returns the number of children in total (0 for other kinds). */
+RSC_API size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap);
+/* ERROR: the digest as any value (rsc_error_digest gives strings only), or
+ * NULL when the error has none. */
+RSC_API const rsc_node *rsc_error_digest_node(const rsc_node *n);
+/* A copy of the node n in d's arena, valid until rsc_decoder_free: an event
+ * hook keeps an rsc_event's value (valid during the call only) with it.
+ * Containers are shared, not copied, so identity is kept. NULL when memory
+ * runs out. */
+RSC_API const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n);
 
 /* cdef:end */
 

@@ -75,7 +75,7 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
     a->total += hdr + want;
     if (a->total > a->peak) a->peak = a->total;
     /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny. */
-    if (a->next_size < ((size_t)4 << 20)) a->next_size *= 2;
+    if (a->next_size < (a->max_block ? a->max_block : ((size_t)4 << 20))) a->next_size *= 2;
   }
   size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
   void *p = (char *)b + hdr + b->used;

@@ -23,6 +23,9 @@ typedef struct rsc_arena {
   size_t next_size;   /* size of the next block (grows geometrically)     */
   size_t total;       /* bytes held now                                   */
   size_t peak;        /* most bytes held                                  */
+  size_t max_block;   /* blocks stop growing here (0: 4 MiB); the
+                         allocation-failure tests make it tiny so that
+                         every allocation site meets the allocator       */
 } rsc_arena;
 
 void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);

@@ -12,6 +12,9 @@
 
 #include "revive.h"
 
+/* Nested chunk initialisations allowed (a backward reference chain). */
+#define RSC_MAX_INIT_DEPTH 1000
+
 /* ---- the table ----------------------------------------------------------- */
 
 static uint64_t mix(uint64_t x) {
@@ -226,17 +229,31 @@ static void reject_chunk(rsc_decoder *d, rsc_listener *list, rsc_node e) {
   run_listeners(d, list, e, NULL, true);
 }
 
-rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int depth) {
+/* React's resolveBlockedCycle is a depth-first search over every path of
+ * waiting scopes: a chain of chunks each waited on twice by the next has
+ * 2^n paths (React hangs on it). The search here is bounded in depth (C
+ * stack) and in the listeners it may visit in all (time); past either
+ * bound it reports no cycle, so the reference keeps waiting, which is what
+ * a search that found nothing means (docs/hardening.md). */
+enum { CYCLE_MAX_DEPTH = 64, CYCLE_MAX_VISITS = 1024 };
+
+static rsc_scope *blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int depth, int *budget) {
   rsc_chunk *referenced = ref->handler->chunk;
   if (!referenced) return NULL;
   if (referenced == resolved) return ref->handler;
-  if (depth > 64) return NULL; /* bound the search on hostile graphs */
+  if (depth > CYCLE_MAX_DEPTH) return NULL;
   for (rsc_listener *l = referenced->head; l; l = l->next) {
     if (l->kind != LK_REF) continue;
-    rsc_scope *h = rsc__resolve_blocked_cycle(resolved, l->ref, depth + 1);
+    if (--*budget < 0) return NULL;
+    rsc_scope *h = blocked_cycle(resolved, l->ref, depth + 1, budget);
     if (h) return h;
   }
   return NULL;
+}
+
+rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int depth) {
+  int budget = CYCLE_MAX_VISITS;
+  return blocked_cycle(resolved, ref, depth, &budget);
 }
 
 /* React's wakeChunkIfInitialized, with listeners detached from c first. */
@@ -345,9 +362,11 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
   rsc_scope *h = ref->handler;
   rsc_node thrown;
   for (uint32_t i = ref->path_pos; i < ref->path_len; i++) {
+    lazy_hops hops = {NULL, 0, 0};
     while (is_lazy(&value)) {
       /* A lazy on a path was inserted for a blocked element: look inside. */
       rsc_chunk *rc = value.u.chunk;
+      if (rsc__lazy_cycle(&hops, rc)) break; /* a cycle of lazies: no object */
       if (rc == h->chunk) {
         value = h->value;
         continue;
@@ -383,8 +402,10 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     }
     value = next;
   }
+  lazy_hops hops = {NULL, 0, 0};
   while (is_lazy(&value)) {
     rsc_chunk *rc = value.u.chunk;
+    if (rsc__lazy_cycle(&hops, rc)) break; /* the lazy stays the value */
     if (rc == h->chunk) {
       value = h->value;
       continue;
@@ -438,13 +459,24 @@ void rsc__trigger_error(rsc_decoder *d, rsc_chunk *c, rsc_node error) {
 }
 
 void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
-  if (d->init_depth >= 2000) {
-    /* A reference chain deeper than this would risk the C stack. */
+  if (d->init_depth >= RSC_MAX_INIT_DEPTH) {
+    /* Initialising a chunk that references a chunk not yet initialised
+     * nests (React does it recursively and overflows at about 850). Each
+     * level costs about 560 bytes of C stack (1.4 KB under ASan), so 1000
+     * levels fit a 1 MB thread stack (docs/hardening.md). */
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id,
               "reference chain too deep to initialise");
     return;
   }
   d->mode_locked = true; /* revived with the current semantics */
+  /* Errors raised while reviving name the row the JSON came from, even
+   * when it is revived later than it arrived (lazily, or at finish). */
+  uint64_t prev_offset = d->row_offset;
+  int64_t prev_row = d->row_id;
+  if (c->has_row) {
+    d->row_offset = c->row_offset;
+    d->row_id = c->row_id;
+  }
   rsc_scope *prev_handler = d->initializing_handler;
   rsc_chunk *prev_chunk = d->initializing_chunk;
   d->initializing_handler = NULL;
@@ -504,14 +536,24 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   d->init_depth--;
   d->initializing_handler = prev_handler;
   d->initializing_chunk = prev_chunk;
+  d->row_offset = prev_offset;
+  d->row_id = prev_row;
 }
 
 void rsc__read_chunk(rsc_decoder *d, rsc_chunk *c) {
   if (c->state == CS_RESOLVED_MODEL) rsc__init_model_chunk(d, c);
 }
 
+/* Remembers the row being decoded as the one c's JSON came from. */
+static void note_row(rsc_decoder *d, rsc_chunk *c) {
+  c->has_row = true;
+  c->row_offset = d->row_offset;
+  c->row_id = d->row_id;
+}
+
 static void resolve_model_chunk(rsc_decoder *d, rsc_chunk *c, rsc_node json,
                                 const char *json_error) {
+  if (!c->has_row) note_row(d, c);
   rsc_listener *list = detach(c);
   c->state = CS_RESOLVED_MODEL;
   c->value = json;
@@ -611,6 +653,7 @@ static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const ch
   if (!s->previous_blocked) {
     rsc_chunk *c = rsc__new_chunk(d, CS_RESOLVED_MODEL);
     if (!c) return;
+    note_row(d, c);
     c->value = json;
     c->has_json = 1;
     c->json_failed = json_error != NULL;
@@ -631,6 +674,7 @@ static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const ch
     rsc_chunk *blocked = s->previous_blocked;
     rsc_chunk *c = rsc__new_chunk(d, CS_PENDING);
     if (!c) return;
+    note_row(d, c); /* its JSON is this row's, revived later */
     rsc__add_listener(d, c, LK_STREAM_ENQUEUE, NULL, s, NULL, rsc__mk(RSC_NONE));
     s->previous_blocked = c;
     rsc__add_listener(d, blocked, LK_STREAM_RESUME, NULL, s, c, json);
@@ -705,6 +749,7 @@ void rsc__resolve_model(rsc_decoder *d, int64_t id, rsc_node json, const char *j
   if (!c) {
     c = rsc__add_chunk(d, id, CS_RESOLVED_MODEL);
     if (!c) return;
+    note_row(d, c);
     c->value = json;
     c->has_json = 1;
     c->json_failed = json_error != NULL;

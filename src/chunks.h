@@ -41,6 +41,26 @@ rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int dep
 bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
                        rsc_stream *s, rsc_chunk *target, rsc_node value);
 
+/* Brent's cycle check along a chain of lazies being unwrapped: true when
+ * c was met before. React unwraps fulfilled lazies in a loop that never
+ * ends on a cycle of them (1:"$L1", then "$1"); here the caller stops.
+ * Start with a zeroed struct for each chain. */
+typedef struct lazy_hops {
+  const rsc_chunk *mark;
+  uint32_t power, lam;
+} lazy_hops;
+
+static inline bool rsc__lazy_cycle(lazy_hops *h, const rsc_chunk *c) {
+  if (c == h->mark) return true;
+  if (h->lam == h->power) {
+    h->mark = c;
+    h->power = h->power ? h->power * 2 : 1;
+    h->lam = 0;
+  }
+  h->lam++;
+  return false;
+}
+
 /* State changes go through here so the consumer hook sees settles. */
 void rsc__settle(rsc_decoder *d, rsc_chunk *c, uint8_t state);
 

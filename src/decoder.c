@@ -80,6 +80,7 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   d->opt = o;
   d->dev = (o.flags & RSC_OPT_DEV) != 0;
   d->row_id = -1;
+  d->err.row_id = -1; /* no error: outside any row */
   rsc__arena_init(&d->arena, &al);
   rsc__arena_init(&d->strings, &al);
   d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);
@@ -129,6 +130,27 @@ static void strip_bom(const uint8_t **p, size_t *n) {
   }
 }
 
+/* Index of the first '[' or '{' nested deeper than max_depth (outside
+ * strings), for the offset of a depth error; simdjson reports none. */
+static size_t depth_offset(const uint8_t *p, size_t n, uint32_t max_depth) {
+  uint64_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t c = p[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return 0;
+}
+
 /* JSON.parse of a row; the failure message for a SyntaxError, or a fatal
  * decoder error (memory, limits). */
 static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
@@ -143,7 +165,13 @@ static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, siz
   case JSON_SYNTAX:
     return true;
   case JSON_LIMIT:
-    rsc__fail(d, RSC_ERR_LIMIT, row->data_offset, row->id, "JSON nested deeper than the depth limit");
+    /* The node limit has already failed with its own message; otherwise
+     * this is depth: point at the bracket that went past the limit. */
+    if (d->err.code == RSC_OK)
+      rsc__fail(d, RSC_ERR_LIMIT,
+                row->data_offset + (uint64_t)(p - row->data) +
+                    depth_offset(p, n, d->opt.limits.max_depth),
+                row->id, "JSON nested deeper than the depth limit");
     return false;
   default:
     rsc__fail(d, RSC_ERR_NOMEM, row->data_offset, row->id, "out of memory");
@@ -336,9 +364,6 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
    * semantics, unless something was already decoded the production way
    * (a prerender may put import rows before it; those are only stored). */
   if (tag == 'N' && !d->dev && !d->mode_locked) d->dev = true;
-  if (d->opt.limits.max_total_bytes && rsc__frame_offset(d->frame) > d->opt.limits.max_total_bytes)
-    return rsc__fail(d, RSC_ERR_LIMIT, d->opt.limits.max_total_bytes, row->id,
-                     "stream exceeds the total size limit");
   const uint8_t *p = row->data;
   size_t n = row->len;
   size_t elem;
@@ -424,10 +449,21 @@ rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
   if (d->finished)
     return rsc__fail(d, RSC_ERR_STATE, rsc__frame_offset(d->frame), -1, "feed after finish");
   if (len == 0) return RSC_OK;
+  /* The total size limit holds at the exact byte: what comes before it is
+   * framed (rows that end there are decoded), then the limit error names
+   * the first byte past it. */
+  uint64_t fed = rsc__frame_offset(d->frame), max = d->opt.limits.max_total_bytes;
+  size_t take = len;
+  bool over = max && (fed >= max || (uint64_t)len > max - fed);
+  if (over) take = fed >= max ? 0 : (size_t)(max - fed);
   rsc_error ferr = {RSC_OK, 0, -1, NULL};
-  rsc_status st = rsc__frame_feed(d->frame, (const uint8_t *)buf, len, on_row, d, &ferr);
+  rsc_status st = take ? rsc__frame_feed(d->frame, (const uint8_t *)buf, take, on_row, d, &ferr)
+                       : RSC_OK;
   if (st != RSC_OK && d->err.code == RSC_OK)
     rsc__fail(d, ferr.code ? ferr.code : st, ferr.offset, ferr.row_id, ferr.msg);
+  if (over && d->err.code == RSC_OK)
+    rsc__fail(d, RSC_ERR_LIMIT, max, rsc__frame_row_id(d->frame),
+              "stream exceeds the total size limit");
   d->row_id = -1;
   return d->err.code;
 }
@@ -477,6 +513,7 @@ const char *rsc_status_name(rsc_status code) {
   case RSC_ERR_LIMIT: return "limit exceeded";
   case RSC_ERR_USER: return "stopped by the consumer";
   case RSC_ERR_STATE: return "bad state";
+  case RSC_ERR_HTML: return "no Flight payload in the page";
   default: return "unknown error";
   }
 }

@@ -111,9 +111,11 @@ static void sb_base64(sbuf *b, const uint8_t *p, size_t n) {
 
 typedef struct seen_map {
   uintptr_t *keys;
-  char **paths;
+  uint32_t *places; /* the first place (see "places" below) */
   size_t cap, count;
 } seen_map;
+
+#define NO_PLACE UINT32_MAX
 
 static uint64_t hash_ptr(uintptr_t p) {
   uint64_t x = (uint64_t)p;
@@ -123,24 +125,24 @@ static uint64_t hash_ptr(uintptr_t p) {
   return x;
 }
 
-static const char *seen_get(seen_map *m, uintptr_t k) {
-  if (!m->cap) return NULL;
+static uint32_t seen_get(seen_map *m, uintptr_t k) {
+  if (!m->cap) return NO_PLACE;
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
   while (m->keys[h]) {
-    if (m->keys[h] == k) return m->paths[h];
+    if (m->keys[h] == k) return m->places[h];
     h = (h + 1) & (m->cap - 1);
   }
-  return NULL;
+  return NO_PLACE;
 }
 
-static bool seen_put(seen_map *m, uintptr_t k, char *path) {
+static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
   if ((m->count + 1) * 2 > m->cap) {
     size_t cap = m->cap ? m->cap * 2 : 256;
     uintptr_t *keys = (uintptr_t *)calloc(cap, sizeof *keys);
-    char **paths = (char **)calloc(cap, sizeof *paths);
-    if (!keys || !paths) {
+    uint32_t *places = (uint32_t *)calloc(cap, sizeof *places);
+    if (!keys || !places) {
       free(keys);
-      free(paths);
+      free(places);
       return false;
     }
     for (size_t i = 0; i < m->cap; i++) {
@@ -148,26 +150,25 @@ static bool seen_put(seen_map *m, uintptr_t k, char *path) {
       size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
       while (keys[h]) h = (h + 1) & (cap - 1);
       keys[h] = m->keys[i];
-      paths[h] = m->paths[i];
+      places[h] = m->places[i];
     }
     free(m->keys);
-    free(m->paths);
+    free(m->places);
     m->keys = keys;
-    m->paths = paths;
+    m->places = places;
     m->cap = cap;
   }
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
   while (m->keys[h]) h = (h + 1) & (m->cap - 1);
   m->keys[h] = k;
-  m->paths[h] = path;
+  m->places[h] = place;
   m->count++;
   return true;
 }
 
 static void seen_free(seen_map *m) {
-  for (size_t i = 0; i < m->cap; i++) free(m->paths[i]);
   free(m->keys);
-  free(m->paths);
+  free(m->places);
 }
 
 /* ---- the walk ----------------------------------------------------------------- */
@@ -205,8 +206,21 @@ typedef struct frame {
   size_t n, pos;
   bool object;
   bool fresh; /* inside a client reference: printed anew, never a ref */
-  size_t path_len; /* the path of this composite */
+  uint32_t place; /* where this composite is */
+  rsc_chunk *chunk; /* a lazy or promise wrapper's chunk, while open */
 } frame;
+
+/* A place in the document: its parent's place and the last segment of its
+ * JSON Pointer (a member name, or an array index when seg is NULL). Places
+ * are recorded only for composites and values with identity, and a ref's
+ * pointer is rebuilt from them when it is written: keeping a copy of every
+ * pointer would cost memory quadratic in the nesting (10^6 levels deep is
+ * 10^12 bytes). Place 0 is the document itself. */
+typedef struct place {
+  uint32_t parent;
+  uint32_t n; /* the segment's length, or the index when seg is NULL */
+  const char *seg;
+} place;
 
 typedef struct walker {
   rsc_decoder *d;
@@ -214,40 +228,77 @@ typedef struct walker {
   seen_map seen;
   frame *stack;
   size_t depth, cap;
-  char *path;
-  size_t path_len, path_cap;
+  place *places;
+  size_t nplaces, places_cap;
+  uint32_t parent, here; /* the value being visited: its parent's place, */
+  const char *seg;       /* its own (NO_PLACE until needed), its segment */
+  uint32_t segn;
   int indent;
   bool fail;
   bool fresh; /* the value being visited sits inside a client reference */
 } walker;
 
-static void path_set(walker *w, size_t len) { w->path_len = len; }
-
-static void path_push(walker *w, const char *seg, size_t n) {
-  size_t need = w->path_len + 2 * n + 2;
-  if (need > w->path_cap) {
-    size_t cap = w->path_cap ? w->path_cap : 256;
-    while (cap < need) cap *= 2;
-    char *p = (char *)realloc(w->path, cap);
+/* The place of the value being visited, recorded on first need. */
+static uint32_t here(walker *w) {
+  if (w->here != NO_PLACE) return w->here;
+  if (w->nplaces == w->places_cap) {
+    size_t cap = w->places_cap ? w->places_cap * 2 : 256;
+    place *p = cap < NO_PLACE ? (place *)realloc(w->places, cap * sizeof *p) : NULL;
     if (!p) {
       w->fail = true;
-      return;
+      return 0;
     }
-    w->path = p;
-    w->path_cap = cap;
+    w->places = p;
+    w->places_cap = cap;
   }
-  w->path[w->path_len++] = '/';
-  for (size_t i = 0; i < n; i++) {
-    if (seg[i] == '~') {
-      w->path[w->path_len++] = '~';
-      w->path[w->path_len++] = '0';
-    } else if (seg[i] == '/') {
-      w->path[w->path_len++] = '~';
-      w->path[w->path_len++] = '1';
-    } else {
-      w->path[w->path_len++] = seg[i];
+  place *p = &w->places[w->nplaces];
+  p->parent = w->parent;
+  p->n = w->segn;
+  p->seg = w->seg;
+  w->here = (uint32_t)w->nplaces++;
+  return w->here;
+}
+
+/* Writes the JSON Pointer of a place as a JSON string (RFC 6901: "~" is
+ * "~0" and "/" is "~1" inside a segment). */
+static void sb_pointer(walker *w, uint32_t at) {
+  if (w->out.off || w->fail) return;
+  size_t depth = 0, bytes = 0;
+  for (uint32_t q = at; q != 0; q = w->places[q].parent) {
+    depth++;
+    bytes += 1 + (w->places[q].seg ? 2 * (size_t)w->places[q].n : 10);
+  }
+  uint32_t *chain = (uint32_t *)malloc((depth ? depth : 1) * sizeof *chain);
+  char *text = (char *)malloc(bytes + 1);
+  if (!chain || !text) {
+    free(chain);
+    free(text);
+    w->fail = true;
+    return;
+  }
+  size_t i = depth;
+  for (uint32_t q = at; q != 0; q = w->places[q].parent) chain[--i] = q;
+  size_t o = 0;
+  for (i = 0; i < depth; i++) {
+    const place *p = &w->places[chain[i]];
+    text[o++] = '/';
+    if (!p->seg) {
+      o += (size_t)snprintf(text + o, 11, "%u", p->n);
+      continue;
+    }
+    for (uint32_t k = 0; k < p->n; k++) {
+      char c = p->seg[k];
+      if (c == '~' || c == '/') {
+        text[o++] = '~';
+        text[o++] = c == '~' ? '0' : '1';
+      } else {
+        text[o++] = c;
+      }
     }
   }
+  sb_string(&w->out, text, o);
+  free(chain);
+  free(text);
 }
 
 static void newline(walker *w, size_t depth) {
@@ -307,8 +358,16 @@ static void push_frame(walker *w, child *kids, size_t n, bool object) {
   f->n = n;
   f->pos = 0;
   f->object = object;
-  f->path_len = w->path_len;
+  f->place = here(w);
   f->fresh = w->fresh;
+  f->chunk = NULL;
+}
+
+/* Leaves the top frame (a wrapper frame releases its chunk). */
+static void pop_frame(walker *w) {
+  frame *f = &w->stack[--w->depth];
+  if (f->chunk) f->chunk->dump_frame = 0;
+  free(f->kids);
 }
 
 static const char *status_text(const rsc_chunk *c) {
@@ -366,6 +425,17 @@ static void open_items(walker *w, const rsc_node *items, size_t n) {
 }
 
 static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
+  if (c->dump_frame) {
+    /* A wrapper inside its own value with nothing that has identity in
+     * between (0:"$L0", or 1:"$L2" with 2:"$L1"): React's value is a
+     * cycle of lazies. It is written as a ref to the enclosing wrapper,
+     * where printing it out would never end (docs/hardening.md). */
+    const frame *open = &w->stack[c->dump_frame - 1];
+    sb_puts(&w->out, "{\"$\":\"ref\",\"to\":");
+    sb_pointer(w, open->place);
+    sb_puts(&w->out, "}");
+    return;
+  }
   rsc__read_chunk(w->d, c); /* a consumer's first read parses it */
   child *k = kids_alloc(w, 3);
   if (!k) return;
@@ -374,7 +444,12 @@ static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
   size_t n = 2;
   if (c->state == CS_FULFILLED) kid_node(&k[n++], "value", &c->value);
   else if (c->state == CS_REJECTED) kid_node(&k[n++], "reason", &c->reason);
+  size_t depth = w->depth;
   push_frame(w, k, n, true);
+  if (w->depth > depth) {
+    w->stack[w->depth - 1].chunk = c;
+    c->dump_frame = (uint32_t)w->depth;
+  }
 }
 
 static const char *binary_name(uint8_t kind) { return rsc_binary_kind_name((rsc_binary_kind)kind); }
@@ -386,21 +461,18 @@ static void visit(walker *w, const rsc_node *n) {
   char num[40];
   if (has_identity(n) && !w->fresh) {
     uintptr_t id = rsc_node_identity(n);
-    const char *first = seen_get(&w->seen, id);
-    if (first) {
+    uint32_t first = seen_get(&w->seen, id);
+    if (first != NO_PLACE) {
       sb_puts(b, "{\"$\":\"ref\",\"to\":");
-      sb_string(b, first, strlen(first));
+      sb_pointer(w, first);
       sb_puts(b, "}");
       return;
     }
-    char *p = (char *)malloc(w->path_len + 1);
-    if (!p || !seen_put(&w->seen, id, p)) {
-      free(p);
+    uint32_t at = here(w);
+    if (w->fail || !seen_put(&w->seen, id, at)) {
       w->fail = true;
       return;
     }
-    memcpy(p, w->path, w->path_len);
-    p[w->path_len] = 0;
   }
   switch (n->kind) {
   case RSC_NULL: sb_puts(b, "null"); return;
@@ -724,28 +796,28 @@ static void run(walker *w) {
     if (f->pos == f->n) {
       if (f->n) newline(w, w->depth - 1);
       sb_put(&w->out, f->object ? "}" : "]", 1);
-      free(f->kids);
-      w->depth--;
+      pop_frame(w);
       continue;
     }
     child *c = &f->kids[f->pos];
     if (f->pos > 0) sb_put(&w->out, ",", 1);
     newline(w, w->depth);
-    char idx[24];
-    path_set(w, f->path_len);
+    w->parent = f->place;
+    w->here = NO_PLACE;
     if (f->object) {
       sb_string(&w->out, c->key, c->klen);
       sb_put(&w->out, w->indent ? ": " : ":", w->indent ? 2 : 1);
-      path_push(w, c->key, c->klen);
+      w->seg = c->key;
+      w->segn = c->klen;
     } else {
-      int il = snprintf(idx, sizeof idx, "%zu", f->pos);
-      path_push(w, idx, (size_t)il);
+      w->seg = NULL;
+      w->segn = (uint32_t)f->pos;
     }
     f->pos++;
     w->fresh = f->fresh;
     visit_child(w, c);
   }
-  while (w->depth > 0) free(w->stack[--w->depth].kids);
+  while (w->depth > 0) pop_frame(w);
 }
 
 static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
@@ -765,13 +837,15 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
     case CS_HALTED: k[0].key = "halted"; k[0].klen = 6; k[0].kind = C_TRUE; break;
     default: k[0].key = "pending"; k[0].klen = 7; k[0].kind = C_TRUE; break;
     }
+    w.parent = NO_PLACE; /* place 0: the document */
+    w.here = NO_PLACE;
     push_frame(&w, k, 1, true);
     run(&w);
   }
   if (print && w.indent) sb_put(&w.out, "\n", 1);
   seen_free(&w.seen);
   free(w.stack);
-  free(w.path);
+  free(w.places);
   if (w.fail || w.out.oom || d->err.code) {
     free(w.out.p);
     return NULL;
@@ -858,6 +932,9 @@ static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
 }
 
 static void fw_chunk(force_walk *f, rsc_chunk *c) {
+  /* Each chunk once: a cycle of lazies (0:"$L0") has no identity to stop
+   * at, and a second visit would read nothing new. */
+  if (!fw_first(f, (uintptr_t)c)) return;
   rsc__read_chunk(f->d, c);
   /* Chunks that are not model rows (text, binary, modules, streams' own
    * chunks) have reaches unset too; only streams need a look inside. */

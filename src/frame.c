@@ -71,6 +71,8 @@ bool rsc__frame_in_row(const rsc_frame *f) {
 
 uint64_t rsc__frame_offset(const rsc_frame *f) { return f->offset; }
 
+int64_t rsc__frame_row_id(const rsc_frame *f) { return f->state == ROW_ID ? -1 : f->row_id; }
+
 static rsc_status set_err(rsc_error *err, rsc_status code, uint64_t off, int64_t row,
                           const char *msg) {
   err->code = code;
@@ -177,8 +179,16 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
         return set_err(err, RSC_ERR_BAD_LENGTH, base + i - 1, f->row_id,
                        "row length is not lowercase hex");
       }
+      /* Leading zeros are fine (React shifts them in); a value past 64
+       * bits cannot be a length at all. */
+      if (f->row_length > (UINT64_MAX >> 4)) {
+        f->offset = base + i;
+        return set_err(err, RSC_ERR_BAD_LENGTH, base + i - 1, f->row_id,
+                       "row length overflows 64 bits");
+      }
       f->row_length = f->row_length * 16 + (uint64_t)h;
-      if (++f->len_digits > 16 || f->row_length > f->max_row_bytes) {
+      f->len_digits++;
+      if (f->row_length > f->max_row_bytes) {
         f->offset = base + i;
         return set_err(err, RSC_ERR_LIMIT, base + i - 1, f->row_id,
                        "row length exceeds the row size limit");

@@ -48,5 +48,7 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row
 bool rsc__frame_in_row(const rsc_frame *f);
 /* Total bytes fed. */
 uint64_t rsc__frame_offset(const rsc_frame *f);
+/* The id of the row being read once its id is complete, else -1. */
+int64_t rsc__frame_row_id(const rsc_frame *f);
 
 #endif

@@ -155,6 +155,10 @@ struct rsc_chunk {
   struct rsc_stream *stream; /* a stream chunk's controller                */
   rsc_decoder *owner;  /* reads that must parse go through it            */
   bool notified;       /* the settle event was sent                        */
+  uint32_t dump_frame; /* dump.c: 1 + the frame of its open wrapper, or 0  */
+  bool has_row;        /* row_offset/row_id name the row its JSON came from */
+  uint64_t row_offset; /* so errors while it is revived (maybe lazily, at  */
+  int64_t row_id;      /* finish) point at that row                        */
 };
 
 /* Listener actions. */

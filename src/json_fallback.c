@@ -270,132 +270,109 @@ static bool parse_literal(fb *p, const char *word, rsc_node v, rsc_node *out) {
   return true;
 }
 
-static bool parse_value(fb *p, rsc_node *out);
+/* An open array or object. The parser keeps its own stack of them (in
+ * heap memory through the decoder's allocator), so hostile nesting is
+ * bounded by the depth limit, never by the C stack (docs/hardening.md).
+ * Growable scratch vectors live in the arena: a row is parsed once. */
+typedef struct fb_frame {
+  bool object;
+  uint16_t flags; /* NF_WALK / NF_PROTO gathered from the members so far  */
+  size_t n, cap;
+  rsc_node *items;
+  rsc_member *m;
+} fb_frame;
 
-/* Growable scratch vectors live in the arena: a row is parsed once. */
-static bool parse_array(fb *p, rsc_node *out) {
-  p->pos++;
-  size_t cap = 8, n = 0;
-  rsc_node *items = rsc__alloc_nodes(p->d, cap);
-  if (!items) {
-    p->res = JSON_NOMEM;
+typedef struct fb_stack {
+  fb_frame *f;
+  size_t len, cap;
+} fb_stack;
+
+static bool oom(fb *p) {
+  if (p->res == JSON_OK) p->res = JSON_NOMEM;
+  return false;
+}
+
+/* Opens a container at p->pos ('[' or '{'). */
+static bool open_container(fb *p, fb_stack *st, bool object) {
+  if (++p->depth > p->max_depth) {
+    p->res = JSON_LIMIT;
     return false;
   }
-  skip_ws(p);
-  if (p->pos < p->len && p->s[p->pos] == ']') {
-    p->pos++;
-  } else {
-    for (;;) {
-      if (n == cap) {
-        rsc_node *bigger = rsc__alloc_nodes(p->d, cap * 2);
-        if (!bigger) {
-          p->res = JSON_NOMEM;
-          return false;
-        }
-        memcpy(bigger, items, n * sizeof *items);
-        items = bigger;
-        cap *= 2;
-      }
-      if (!parse_value(p, &items[n])) return false;
-      n++;
-      skip_ws(p);
-      if (p->pos < p->len && p->s[p->pos] == ',') {
-        p->pos++;
-        continue;
-      }
-      if (p->pos < p->len && p->s[p->pos] == ']') {
-        p->pos++;
-        break;
-      }
-      return fail_at(p, "Expected ',' or ']' after array element", p->pos);
-    }
+  if (st->len == st->cap) {
+    size_t cap = st->cap ? st->cap * 2 : 16;
+    fb_frame *f = (fb_frame *)rsc__heap_realloc(&p->d->arena.alloc, st->f,
+                                                st->cap * sizeof *f, cap * sizeof *f);
+    if (!f) return oom(p);
+    st->f = f;
+    st->cap = cap;
   }
-  *out = rsc__mk(RSC_ARRAY);
-  out->u.items = items;
-  out->len = (uint32_t)n;
-  for (size_t i = 0; i < n; i++)
-    if (items[i].flags & (NF_DOLLAR | NF_WALK)) out->flags |= NF_WALK;
+  fb_frame *f = &st->f[st->len++];
+  memset(f, 0, sizeof *f);
+  f->object = object;
+  f->cap = 8;
+  if (object) f->m = (rsc_member *)rsc__alloc(p->d, f->cap * sizeof *f->m);
+  else f->items = rsc__alloc_nodes(p->d, f->cap);
+  if (object ? !f->m : !f->items) return oom(p);
+  p->pos++;
   return true;
 }
 
-static bool parse_object(fb *p, rsc_node *out) {
-  p->pos++;
-  size_t cap = 8, n = 0;
-  rsc_member *m = (rsc_member *)rsc__alloc(p->d, cap * sizeof *m);
-  if (!m) {
-    p->res = JSON_NOMEM;
-    return false;
-  }
-  *out = rsc__mk(RSC_OBJECT);
-  skip_ws(p);
-  if (p->pos < p->len && p->s[p->pos] == '}') {
-    p->pos++;
+/* Closes the top container into *out. */
+static void close_container(fb *p, fb_stack *st, rsc_node *out) {
+  fb_frame *f = &st->f[--st->len];
+  p->depth--;
+  *out = rsc__mk(f->object ? RSC_OBJECT : RSC_ARRAY);
+  out->flags = f->flags;
+  out->len = (uint32_t)f->n;
+  if (f->object) {
+    out->u.members = f->m;
+    if (f->n > 1) rsc__object_normalize(p->d, out);
   } else {
-    bool first = true;
-    for (;;) {
-      skip_ws(p);
-      if (p->pos >= p->len || p->s[p->pos] != '"')
-        return fail_at(p, first ? "Expected property name or '}'"
-                                : "Expected double-quoted property name",
-                       p->pos);
-      first = false;
-      if (n == cap) {
-        rsc_member *bigger = (rsc_member *)rsc__alloc(p->d, cap * 2 * sizeof *m);
-        if (!bigger) {
-          p->res = JSON_NOMEM;
-          return false;
-        }
-        memcpy(bigger, m, n * sizeof *m);
-        m = bigger;
-        cap *= 2;
-      }
-      const char *k;
-      size_t klen;
-      if (!parse_string(p, &k, &klen)) return false;
-      m[n].key = k;
-      m[n].klen = (uint32_t)klen;
-      m[n].pad = 0;
-      skip_ws(p);
-      if (p->pos >= p->len || p->s[p->pos] != ':')
-        return fail_at(p, "Expected ':' after property name", p->pos);
-      p->pos++;
-      if (!parse_value(p, &m[n].val)) return false;
-      if (m[n].val.flags & (NF_DOLLAR | NF_WALK)) out->flags |= NF_WALK;
-      if (klen == 9 && memcmp(k, "__proto__", 9) == 0) out->flags |= NF_WALK | NF_PROTO;
-      n++;
-      skip_ws(p);
-      if (p->pos < p->len && p->s[p->pos] == ',') {
-        p->pos++;
-        continue;
-      }
-      if (p->pos < p->len && p->s[p->pos] == '}') {
-        p->pos++;
-        break;
-      }
-      return fail_at(p, "Expected ',' or '}' after property value", p->pos);
-    }
+    out->u.items = f->items;
   }
-  out->u.members = m;
-  out->len = (uint32_t)n;
-  if (n > 1) rsc__object_normalize(p->d, out);
+}
+
+/* Room for one more member or item in the top container. */
+static bool grow(fb *p, fb_frame *f) {
+  if (f->n < f->cap) return true;
+  if (f->object) {
+    rsc_member *bigger = (rsc_member *)rsc__alloc(p->d, f->cap * 2 * sizeof *f->m);
+    if (!bigger) return oom(p);
+    memcpy(bigger, f->m, f->n * sizeof *f->m);
+    f->m = bigger;
+  } else {
+    rsc_node *bigger = rsc__alloc_nodes(p->d, f->cap * 2);
+    if (!bigger) return oom(p);
+    memcpy(bigger, f->items, f->n * sizeof *f->items);
+    f->items = bigger;
+  }
+  f->cap *= 2;
   return true;
 }
 
-static bool parse_value(fb *p, rsc_node *out) {
+/* A member name and its ':' in the top (object) container. */
+static bool read_key(fb *p, fb_frame *f, bool first) {
   skip_ws(p);
-  if (p->pos >= p->len) return fail_eos(p);
-  uint8_t c = p->s[p->pos];
+  if (p->pos >= p->len || p->s[p->pos] != '"')
+    return fail_at(p, first ? "Expected property name or '}'" : "Expected double-quoted property name",
+                   p->pos);
+  if (!grow(p, f)) return false;
+  const char *k;
+  size_t klen;
+  if (!parse_string(p, &k, &klen)) return false;
+  f->m[f->n].key = k;
+  f->m[f->n].klen = (uint32_t)klen;
+  f->m[f->n].pad = 0;
+  skip_ws(p);
+  if (p->pos >= p->len || p->s[p->pos] != ':')
+    return fail_at(p, "Expected ':' after property name", p->pos);
+  p->pos++;
+  return true;
+}
+
+/* A scalar (string, literal, number) at p->pos. */
+static bool parse_scalar(fb *p, uint8_t c, rsc_node *out) {
   switch (c) {
-  case '{':
-  case '[': {
-    if (++p->depth > p->max_depth) {
-      p->res = JSON_LIMIT;
-      return false;
-    }
-    bool ok = c == '{' ? parse_object(p, out) : parse_array(p, out);
-    p->depth--;
-    return ok;
-  }
   case '"': {
     const char *s;
     size_t n;
@@ -417,6 +394,86 @@ static bool parse_value(fb *p, rsc_node *out) {
     if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p, out);
     return fail_token(p);
   }
+}
+
+/* One JSON value, containers through the explicit stack. The checks and
+ * their order are those of a recursive descent, so the SyntaxError texts
+ * stay V8's. */
+static bool parse_value(fb *p, rsc_node *out) {
+  fb_stack st = {NULL, 0, 0};
+  bool ok = false;
+  rsc_node val;
+  for (;;) {
+    /* A value starts here. */
+    skip_ws(p);
+    if (p->pos >= p->len) {
+      fail_eos(p);
+      goto done;
+    }
+    uint8_t c = p->s[p->pos];
+    if (c == '[' || c == '{') {
+      bool object = c == '{';
+      if (!open_container(p, &st, object)) goto done;
+      skip_ws(p);
+      if (p->pos < p->len && p->s[p->pos] == (object ? '}' : ']')) {
+        p->pos++;
+        close_container(p, &st, &val);
+      } else {
+        if (object && !read_key(p, &st.f[st.len - 1], true)) goto done;
+        continue; /* the first member's value or the first item */
+      }
+    } else if (!parse_scalar(p, c, &val)) {
+      goto done;
+    }
+    /* A value is complete: store it in the open container, then go on
+     * with the next one or close containers. */
+    for (;;) {
+      if (st.len == 0) {
+        *out = val;
+        ok = true;
+        goto done;
+      }
+      fb_frame *f = &st.f[st.len - 1];
+      if (!f->object) {
+        if (!grow(p, f)) goto done;
+        f->items[f->n++] = val;
+        if (val.flags & (NF_DOLLAR | NF_WALK)) f->flags |= NF_WALK;
+        skip_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+          p->pos++;
+          break;
+        }
+        if (p->pos < p->len && p->s[p->pos] == ']') {
+          p->pos++;
+          close_container(p, &st, &val);
+          continue;
+        }
+        fail_at(p, "Expected ',' or ']' after array element", p->pos);
+        goto done;
+      }
+      rsc_member *m = &f->m[f->n];
+      m->val = val;
+      if (val.flags & (NF_DOLLAR | NF_WALK)) f->flags |= NF_WALK;
+      if (m->klen == 9 && memcmp(m->key, "__proto__", 9) == 0) f->flags |= NF_WALK | NF_PROTO;
+      f->n++;
+      skip_ws(p);
+      if (p->pos < p->len && p->s[p->pos] == ',') {
+        p->pos++;
+        if (!read_key(p, f, false)) goto done;
+        break;
+      }
+      if (p->pos < p->len && p->s[p->pos] == '}') {
+        p->pos++;
+        close_container(p, &st, &val);
+        continue;
+      }
+      fail_at(p, "Expected ',' or '}' after property value", p->pos);
+      goto done;
+    }
+  }
+done:
+  rsc__heap_free(&p->d->arena.alloc, st.f);
+  return ok;
 }
 
 json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,

@@ -63,8 +63,11 @@ extern "C" rsc_json *rsc__json_new(rsc_decoder *d) {
 
 extern "C" void rsc__json_free(rsc_json *j) {
   if (!j) return;
-  std::free(j->pad_buf);
-  std::free(j->stack);
+  // The growable buffers go through the caller's allocator hooks, like
+  // every other buffer; simdjson's own parser buffers cannot (see
+  // docs/hardening.md, "Allocation failure").
+  rsc__heap_free(&j->d->arena.alloc, j->pad_buf);
+  rsc__heap_free(&j->d->arena.alloc, j->stack);
   delete j;
 }
 
@@ -123,7 +126,8 @@ struct tape_converter {
   bool push(const open_container &c) {
     if (depth == cap) {
       size_t ncap = cap ? cap * 2 : 64;
-      auto *ns = static_cast<open_container *>(std::realloc(stack, ncap * sizeof(open_container)));
+      auto *ns = static_cast<open_container *>(rsc__heap_realloc(
+          &d->arena.alloc, stack, cap * sizeof(open_container), ncap * sizeof(open_container)));
       if (!ns) return false;
       stack = ns;
       cap = ncap;
@@ -266,7 +270,7 @@ static const uint8_t *ensure_padded(rsc_json *j, const uint8_t *data, size_t len
   if (need > j->pad_cap) {
     size_t cap = j->pad_cap ? j->pad_cap : 4096;
     while (cap < need) cap *= 2;
-    uint8_t *nb = static_cast<uint8_t *>(std::realloc(j->pad_buf, cap));
+    uint8_t *nb = static_cast<uint8_t *>(rsc__heap_realloc(&j->d->arena.alloc, j->pad_buf, j->pad_cap, cap));
     if (!nb) return nullptr;
     j->pad_buf = nb;
     j->pad_cap = cap;

@@ -566,8 +566,10 @@ static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, cons
   case CS_FULFILLED: {
     rsc_node value = c->value;
     for (uint32_t i = 0; i < nkeys; i++) {
+      lazy_hops hops = {NULL, 0, 0};
       while (value.kind == RSC_LAZY) {
         rsc_chunk *rc = value.u.chunk;
+        if (rsc__lazy_cycle(&hops, rc)) break; /* a cycle of lazies: no object */
         rsc__read_chunk(d, rc);
         switch (rc->state) {
         case CS_FULFILLED:
@@ -593,8 +595,10 @@ static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, cons
       }
       value = next;
     }
+    lazy_hops hops = {NULL, 0, 0};
     while (value.kind == RSC_LAZY) {
       rsc_chunk *rc = value.u.chunk;
+      if (rsc__lazy_cycle(&hops, rc)) break; /* the lazy stays the value */
       rsc__read_chunk(d, rc);
       if (rc->state != CS_FULFILLED) break;
       value = rc->value;
@@ -759,7 +763,12 @@ static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_no
   if (d->dev) {
     if (len > 4 && tuple[4].kind != RSC_UNDEFINED) el->owner = tuple[4];
     if (len > 5 && tuple[5].kind != RSC_UNDEFINED) el->stack = tuple[5];
-    if (len > 6 && tuple[6].kind == RSC_NUMBER) el->validated = (int)tuple[6].u.num;
+    if (len > 6 && tuple[6].kind == RSC_NUMBER) {
+      /* Any number may come here (1e10, NaN): only a small integer is one
+       * (casting a double outside int's range is undefined behaviour). */
+      double v = tuple[6].u.num;
+      el->validated = v >= -2147483647.0 && v <= 2147483647.0 ? (int)v : 0;
+    }
   }
   el->tuple = tuple;
   el->tuple_len = len;

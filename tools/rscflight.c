@@ -4,7 +4,11 @@
  *                   [--compact] [FILE|-]
  *   rscflight bench [--json] [--min-time S] [--chunk-size N] [--parse-only]
  *                   [--threads N] FILE...
+ *   rscflight tree  [--color[=WHEN]] [--full] [--depth N] [--no-finish] [FILE|-]
+ *   rscflight stats [--top N] [FILE|-]
+ *   rscflight help [COMMAND] | --help | --version
  *
+ * tree and stats live in tree.c and stats.c (see cli.h).
  * Exit status: 0 success, 1 input refused (or I/O error), 2 usage error. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,22 +16,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "rscflight.h"
+#include "cli.h"
 
 static const char *prog = "rscflight";
+/* The subcommand being run (NULL before one is chosen): usage() prints its help. */
+static const char *command;
 
-static int usage(FILE *f, int code) {
+static void top_help(FILE *f) {
   fprintf(f,
-          "usage: %s <command> [options]\n"
+          "usage: %s <command> [options] [FILE...]\n"
+          "\n"
+          "Decode and inspect React Server Components \"Flight\" payloads (rscflight %s).\n"
           "\n"
           "commands:\n"
           "  dump [FILE|-]      print the canonical dump (CANONICAL-DUMP.md) of a Flight payload\n"
+          "  tree [FILE|-]      print the element tree: tags, components, keys, props, lazies\n"
+          "  stats [FILE|-]     where the bytes go: per row type, client module, component,\n"
+          "                     largest chunks, repeated strings\n"
+          "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
+          "                     rsc-html-stream) to stdout\n"
           "  bench FILE...      time full decodes: bytes, median ns, MB/s, peak memory\n"
+          "  help [COMMAND]     this help, or a command's options (also: COMMAND --help)\n"
+          "\n"
+          "options:\n"
+          "  -h, --help         this help\n"
           "  --version          print the library version\n"
           "\n"
-          "dump options:\n"
+          "Exit status: 0 success, 1 input refused or I/O error, 2 usage error.\n",
+          prog, rsc_version());
+}
+
+static void dump_help(FILE *f) {
+  fprintf(f,
+          "usage: %s dump [options] [FILE|-]\n"
+          "\n"
+          "Print the canonical dump (CANONICAL-DUMP.md) of a Flight payload, read from\n"
+          "FILE or stdin.\n"
+          "\n"
+          "options:\n"
           "  --chunk-size N     feed the decoder N bytes at a time (default: whole input)\n"
           "  --dev              decode with React's development client semantics\n"
           "                     (detected by itself when the stream opens with a :N row)\n"
@@ -35,15 +65,93 @@ static int usage(FILE *f, int code) {
           "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
           "  --temp-refs        decode $T as temporary references instead of rejecting\n"
           "  --compact          one line instead of 2-space indentation\n"
+          "  --html             FILE is an HTML page: decode the payload it inlines\n"
+          "  -h, --help         this help\n",
+          prog);
+}
+
+static int usage(FILE *f, int code);
+
+static void extract_help(FILE *f) {
+  fprintf(f,
+          "usage: %s extract [--flavor auto|next|rsc-html-stream] FILE.html|-\n"
           "\n"
-          "bench options:\n"
+          "Write to stdout the Flight payload bytes an HTML page hands to React's client:\n"
+          "Next.js self.__next_f pushes or rsc-html-stream __FLIGHT_DATA pushes, found as\n"
+          "a browser runs the page's scripts (look-alikes in comments, templates, text\n"
+          "areas, data scripts and other scripts' strings are not pushes).\n",
+          prog);
+}
+
+/* The payload an HTML page inlines; NULL (after reporting) on failure. */
+static char *html_payload(const char *file, const char *html, size_t hlen, rsc_html_flavor flavor,
+                          size_t *len) {
+  char *out = NULL;
+  rsc_error e;
+  if (rsc_html_extract(html, hlen, flavor, &out, len, &e, NULL) != RSC_OK) {
+    cli_report_error(file, &e);
+    return NULL;
+  }
+  return out;
+}
+
+static int cmd_extract(int argc, char **argv) {
+  rsc_html_flavor flavor = RSC_HTML_AUTO;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--flavor") == 0 && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (strcmp(v, "auto") == 0) flavor = RSC_HTML_AUTO;
+      else if (strcmp(v, "next") == 0) flavor = RSC_HTML_NEXT;
+      else if (strcmp(v, "rsc-html-stream") == 0) flavor = RSC_HTML_RSC_HTML_STREAM;
+      else return usage(stderr, 2);
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
+    else if (a[0] == '-' && a[1]) return usage(stderr, 2);
+    else if (file) return usage(stderr, 2);
+    else file = a;
+  }
+  if (!file) return usage(stderr, 2);
+  size_t hlen, len;
+  char *html = cli_read_file(file, &hlen);
+  if (!html) {
+    fprintf(stderr, "%s: %s: %s\n", prog, file, strerror(errno));
+    return 1;
+  }
+  char *payload = html_payload(file, html, hlen, flavor, &len);
+  free(html);
+  if (!payload) return 1;
+  fwrite(payload, 1, len, stdout);
+  rsc_free(payload);
+  return 0;
+}
+
+static void bench_help(FILE *f) {
+  fprintf(f,
+          "usage: %s bench [options] FILE...\n"
+          "\n"
+          "Time full decodes of each FILE: bytes, median ns, MB/s, peak memory.\n"
+          "\n"
+          "options:\n"
           "  --json             print a JSON list of {file,bytes,median_ns,mb_per_s,peak_bytes}\n"
           "  --min-time S       time each file for at least S seconds (default 1)\n"
           "  --chunk-size N     feed N bytes at a time\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
           "  --threads N        N threads decode at once, batch after batch; median_ns is\n"
-          "                     one batch's wall time, mb_per_s the aggregate (N * bytes)\n",
+          "                     one batch's wall time, mb_per_s the aggregate (N * bytes)\n"
+          "  -h, --help         this help\n",
           prog);
+}
+
+/* Prints the help of the command being run (the top-level help before one
+ * is chosen) and returns code. */
+static int usage(FILE *f, int code) {
+  if (command && strcmp(command, "dump") == 0) dump_help(f);
+  else if (command && strcmp(command, "bench") == 0) bench_help(f);
+  else if (command && strcmp(command, "extract") == 0) extract_help(f);
+  else if (command && strcmp(command, "tree") == 0) cli_tree_help(f);
+  else if (command && strcmp(command, "stats") == 0) cli_stats_help(f);
+  else top_help(f);
   return code;
 }
 
@@ -71,6 +179,24 @@ static char *read_all(const char *path, size_t *len) {
   if (f != stdin) fclose(f);
   *len = n;
   return buf;
+}
+
+char *cli_read_file(const char *path, size_t *len) {
+  struct stat st;
+  if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    errno = EISDIR; /* fopen accepts a directory; reading it gives nothing */
+    return NULL;
+  }
+  return read_all(path, len);
+}
+
+void cli_report_error(const char *file, const rsc_error *e) {
+  if (e->row_id >= 0)
+    fprintf(stderr, "%s: %s: offset %llu, row %llx: %s\n", prog, file,
+            (unsigned long long)e->offset, (unsigned long long)e->row_id, e->msg);
+  else
+    fprintf(stderr, "%s: %s: offset %llu: %s\n", prog, file, (unsigned long long)e->offset,
+            e->msg);
 }
 
 /* ---- counting allocator (peak memory) ------------------------------------- */
@@ -126,7 +252,7 @@ static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
   size_t chunk = 0;
-  int pretty = 2;
+  int pretty = 2, html = 0;
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -135,6 +261,7 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--lenient-ids") == 0) opt.flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) opt.flags |= RSC_OPT_TEMP_REFS;
     else if (strcmp(a, "--compact") == 0) pretty = 0;
+    else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
       char *end;
       long long v = strtoll(argv[++i], &end, 10);
@@ -147,10 +274,19 @@ static int cmd_dump(int argc, char **argv) {
   }
   if (!file) file = "-";
   size_t len;
-  char *buf = read_all(file, &len);
+  char *buf = cli_read_file(file, &len);
   if (!buf) {
     fprintf(stderr, "%s: %s: %s\n", prog, file, strerror(errno));
     return 1;
+  }
+  if (html) {
+    char *payload = html_payload(file, buf, len, RSC_HTML_AUTO, &len);
+    free(buf);
+    if (!payload) return 1;
+    buf = malloc(len ? len : 1);
+    if (buf) memcpy(buf, payload, len);
+    rsc_free(payload);
+    if (!buf) return 1;
   }
   rsc_decoder *d = decode(buf, len, &opt, chunk);
   free(buf);
@@ -160,12 +296,7 @@ static int cmd_dump(int argc, char **argv) {
   }
   const rsc_error *e = rsc_decoder_error(d);
   if (e->code != RSC_OK) {
-    if (e->row_id >= 0)
-      fprintf(stderr, "%s: %s: offset %llu, row %llx: %s\n", prog, file,
-              (unsigned long long)e->offset, (unsigned long long)e->row_id, e->msg);
-    else
-      fprintf(stderr, "%s: %s: offset %llu: %s\n", prog, file, (unsigned long long)e->offset,
-              e->msg);
+    cli_report_error(file, e);
     rsc_decoder_free(d);
     return 1;
   }
@@ -352,13 +483,24 @@ static int cmd_bench(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc < 2) return usage(stderr, 2);
   const char *cmd = argv[1];
+  static char help_flag[] = "--help";
+  if (strcmp(cmd, "help") == 0 && argc > 2) { /* help COMMAND = COMMAND --help */
+    cmd = argv[2];
+    argv[2] = help_flag;
+  }
+  if (strcmp(cmd, "help") != 0 && cmd[0] != '-') command = cmd;
   if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+  if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 2, argv + 2);
+  if (strcmp(cmd, "tree") == 0) return cli_tree_main(argc - 2, argv + 2);
+  if (strcmp(cmd, "stats") == 0) return cli_stats_main(argc - 2, argv + 2);
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
     printf("rscflight %s\n", rsc_version());
     return 0;
   }
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
     return usage(stdout, 0);
+  fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
+  command = NULL;
   return usage(stderr, 2);
 }

@@ -1,0 +1,107 @@
+/* fuzz_decode.c - the whole decoder: options and feed pattern from the
+ * first bytes (fuzz_common.h), then finish and rsc_dump.
+ *
+ * Checks beyond "no crash, no sanitizer report, no leak":
+ *   - the error is sticky and its offset lies inside what was fed;
+ *   - with the failing allocator, a failure is RSC_ERR_NOMEM (or a NULL
+ *     decoder) and every block the decoder took is given back;
+ *   - without it, the same payload fed whole gives the same error and the
+ *     same dump as the chosen feed pattern (splitting must not matter),
+ *     except for 'b' rows, whose pieces React delivers as they come. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+
+static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int mode,
+                           char **dump, rsc_error *err) {
+  *dump = NULL;
+  rsc_decoder *d = rsc_decoder_new(&fo->opt);
+  if (!d) return NULL;
+  fuzz_feed(d, p, n, mode, fo->mode_byte);
+  rsc_status st = rsc_decoder_finish(d);
+  const rsc_error *e = rsc_decoder_error(d);
+  FUZZ_CHECK(e->code == st);
+  FUZZ_CHECK(rsc_decoder_finish(d) == st); /* twice is harmless */
+  if (st != RSC_OK) {
+    FUZZ_CHECK(e->msg != NULL);
+    FUZZ_CHECK(e->offset <= n);
+    FUZZ_CHECK(rsc_decoder_feed(d, "0:1\n", 4) == st); /* sticky */
+  } else {
+    FUZZ_CHECK(rsc_decoder_feed(d, "0:1\n", 4) == RSC_ERR_STATE || fo->failing);
+  }
+  *err = *e;
+  if (st == RSC_OK) {
+    size_t len = 0;
+    *dump = rsc_dump(d, (fo->mode_byte & 4) ? 2 : 0, &len);
+    if (*dump) FUZZ_CHECK(strlen(*dump) == len);
+  }
+  return d;
+}
+
+/* React delivers a 'b' row's pieces as they arrive (FLIGHT-PROTOCOL 2.5):
+ * a 'b' row split across feeds for a chunk that is no byte stream is a
+ * second row for that chunk (RSC_ERR_DUPLICATE_ROW, as React's TypeError),
+ * while fed whole it is one Uint8Array. That difference is React's, so
+ * payloads that may hold a 'b' tag skip the split-versus-whole check. */
+static bool has_b_tag(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if (p[i] == ':' && p[i + 1] == 'b') return true;
+  return false;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < FUZZ_HDR) return 0;
+  fuzz_alloc fa = {0, 0, 0};
+  fuzz_opts fo;
+  fuzz_parse_opts(data, &fo, &fa);
+  const uint8_t *p = data + FUZZ_HDR;
+  size_t n = size - FUZZ_HDR;
+
+  char *dump;
+  rsc_error err;
+  rsc_decoder *d = decode(&fo, p, n, fo.mode, &dump, &err);
+  if (fo.failing) {
+    /* An allocation that failed must never be swallowed: the decode
+     * cannot then report success (it would be a silently wrong tree). */
+    bool failed = fa.calls >= fa.fail_at;
+    if (d) {
+      if (failed) FUZZ_CHECK(err.code != RSC_OK);
+      rsc_decoder_free(d);
+    }
+    rsc_free(dump);
+    FUZZ_CHECK(fa.live == 0);
+    return 0;
+  }
+  FUZZ_CHECK(d != NULL);
+  if (err.code == RSC_OK && !(fo.mode_byte & 4)) FUZZ_CHECK(dump != NULL);
+  /* The same payload fed whole must decode the same way. Lazy-root
+   * decoding depends on when the root is read, which is the same here
+   * (only at finish). */
+  if (fo.mode != 0 && !has_b_tag(p, n)) {
+    char *dump2;
+    rsc_error err2;
+    rsc_decoder *d2 = decode(&fo, p, n, 0, &dump2, &err2);
+    FUZZ_CHECK(d2 != NULL);
+    if (err.code != err2.code || err.offset != err2.offset || err.row_id != err2.row_id) {
+      fprintf(stderr, "split: %d @%llu row %lld (%s)\nwhole: %d @%llu row %lld (%s)\n",
+              err.code, (unsigned long long)err.offset, (long long)err.row_id,
+              err.msg ? err.msg : "", err2.code, (unsigned long long)err2.offset,
+              (long long)err2.row_id, err2.msg ? err2.msg : "");
+      abort();
+    }
+    if ((dump == NULL) != (dump2 == NULL) || (dump && strcmp(dump, dump2) != 0)) {
+      fprintf(stderr, "split dump:\n%s\nwhole dump:\n%s\n", dump ? dump : "(null)",
+              dump2 ? dump2 : "(null)");
+      abort();
+    }
+    rsc_free(dump2);
+    rsc_decoder_free(d2);
+  }
+  rsc_free(dump);
+  rsc_decoder_free(d);
+  return 0;
+}

@@ -1,0 +1,107 @@
+"""No leak over 10,000 decodes: loads, canonical_dump, the streaming Decoder
+and every error path, over payloads of every kind. Bounded by RSS (C and
+Python memory), by tracemalloc (Python allocations) and by the number of
+objects the garbage collector tracks."""
+
+import gc
+import os
+import tracemalloc
+
+import pytest
+
+import rscflight as R
+from conftest import ALL_VECTORS
+
+N = 10000
+
+
+def _payloads():
+    picked = []
+    for v in ALL_VECTORS:
+        if v.inspect_at is None and len(picked) < 400:
+            picked.append((v.data(), v.opts()))
+    # values of every kind, a cycle, a deep chain, an error path
+    picked.append((b'1:{"self":"$1","m":"$Q2","s":"$W3"}\n2:[[{"k":1},"v"],["a",2]]\n3:["a",{"o":1}]\n'
+                   b'0:["$1","$n12345678901234567890","$D2020-01-01T00:00:00.000Z","$Sreact.fragment"]\n', {}))
+    picked.append((b"".join(b'%x:["$","div",null,{"children":"$%x"}]\n' % (i, i + 1) for i in range(300))
+                   + b'12c:"leaf"\n', {}))
+    picked.append((b"0:1\n0:2\n", {}))          # DecodeError
+    picked.append((b'0:E{"digest":"x"}\n', {}))  # rejected root
+    return picked
+
+
+def _under_asan():
+    """ASan's quarantine keeps freed memory: RSS says nothing there."""
+    try:
+        with open("/proc/self/maps") as f:
+            return "libasan" in f.read()
+    except OSError:
+        return False
+
+
+def _rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _one(i, payloads):
+    data, opts = payloads[i % len(payloads)]
+    try:
+        R.loads(data, **opts)
+    except (R.DecodeError, R.ServerError, R.IncompleteError):
+        pass
+    if i % 7 == 0:
+        try:
+            R.canonical_dump(data, **opts)
+        except R.DecodeError:
+            pass
+    if i % 5 == 0:
+        d = R.Decoder(**opts)
+        try:
+            half = len(data) // 2
+            d.feed(data[:half])
+            d.feed(data[half:])
+            d.finish()
+        except (R.DecodeError, R.ServerError, R.IncompleteError):
+            pass
+        list(d.read_events())
+        if i % 10 == 0:
+            d.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
+def test_no_leak_over_10000_decodes():
+    payloads = _payloads()
+    for i in range(1000):  # warm up: caches, allocator pools
+        _one(i, payloads)
+    gc.collect()
+    rss0, objs0 = _rss(), len(gc.get_objects())
+    for i in range(N):
+        _one(i, payloads)
+    gc.collect()
+    rss1, objs1 = _rss(), len(gc.get_objects())
+    assert objs1 - objs0 < 1000, "gc-tracked objects grew by %d" % (objs1 - objs0)
+    if _under_asan():
+        return
+    assert rss1 - rss0 < 16 * 1024 * 1024, "RSS grew by %.1f MB over %d decodes" % (
+        (rss1 - rss0) / 2 ** 20, N)
+
+
+def test_no_python_allocation_leak():
+    payloads = _payloads()
+    for i in range(500):
+        _one(i, payloads)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for i in range(500):
+            _one(i, payloads)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(2000):
+            _one(i, payloads)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 256 * 1024, "Python memory grew by %d bytes over 2000 decodes" % (after - before)

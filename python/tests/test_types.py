@@ -1,0 +1,367 @@
+"""The Python values: one test per kind, identity, cycles, deep graphs,
+streaming liveness, threads."""
+
+import array
+import datetime
+import gc
+import math
+import sys
+import threading
+import time
+
+import pytest
+
+import rscflight as R
+
+
+def L(*rows, **kw):
+    """loads() of rows given without their newline (T rows have none)."""
+    text = "".join(r if r[r.index(":") + 1:][:1] == "T" else r + "\n" for r in rows)
+    return R.loads(text.encode(), **kw)
+
+
+def test_json_values():
+    v = L('0:{"a":[1,2.5,-3,true,false,null,"s"],"n":1e300,"big":12345678901234567890,"z":-0.0}')
+    assert v["a"] == [1, 2.5, -3, True, False, None, "s"]
+    assert type(v["a"][0]) is int and type(v["a"][1]) is float and type(v["a"][3]) is bool
+    assert v["n"] == 1e300 and type(v["n"]) is float
+    assert v["big"] == 12345678901234567000.0 and type(v["big"]) is float  # a double, as JavaScript reads it
+    assert type(v["z"]) is float and math.copysign(1, v["z"]) < 0
+    assert L("0:9007199254740992") == 2 ** 53 and type(L("0:9007199254740992")) is int
+
+
+def test_special_numbers():
+    v = L('0:["$NaN","$Infinity","$-Infinity","$-0"]')
+    assert math.isnan(v[0]) and v[1] == math.inf and v[2] == -math.inf
+    assert math.copysign(1, v[3]) < 0
+
+
+def test_bigint_is_an_int():
+    v = L('0:["$n123456789012345678901234567890","$n-5"]')
+    assert v[0] == 123456789012345678901234567890 and isinstance(v[0], int)
+    assert type(v[0]) is R.BigInt and v[1] == -5
+
+
+def test_undefined():
+    v = L('0:["$undefined",{"a":"$undefined","b":1}]')
+    assert v[0] is R.undefined and not R.undefined and repr(R.undefined) == "undefined"
+    assert v[1] == {"b": 1}  # an undefined member is absent, as React deletes it
+    assert L('0:"$undefined"') is R.undefined
+    import copy
+    import pickle
+    assert copy.deepcopy(R.undefined) is R.undefined
+    assert pickle.loads(pickle.dumps(R.undefined)) is R.undefined
+
+
+def test_strings():
+    assert L('0:"$$x"') == "$x"
+    assert L('0:"\\ud800x"') == "\ud800x"  # a lone surrogate survives
+    assert L('0:"ünïcødé 東京 \\u0000"') == "ünïcødé 東京 \x00"
+    assert L('1:T3,abc', '0:"$1"') == "abc"
+
+
+def test_element():
+    e = L('0:["$","div","k",{"className":"x","children":["a",["$","span",null,{}]]}]')
+    assert type(e) is R.Element and e.type == "div" and e.key == "k"
+    assert e.props["children"][1].type == "span" and e.props["children"][1].key is None
+    short = L('0:["$","div"]')
+    assert short.key is R.undefined and short.props is R.undefined
+
+
+def test_symbols_are_interned():
+    v = L('0:["$Sreact.fragment","$Sreact.fragment","$Sreact.suspense"]')
+    assert v[0] is v[1] is R.Symbol("react.fragment") is R.symbol_for("react.fragment")
+    assert v[2] is not v[0] and v[0].key == "react.fragment"
+    frag = L('1:"$Sreact.fragment"', '0:["$","$1",null,{"children":"x"}]')
+    assert frag.type is R.Symbol("react.fragment")
+
+
+def test_dates():
+    d = L('0:"$D2009-02-13T23:31:30.123Z"')
+    assert d == datetime.datetime(2009, 2, 13, 23, 31, 30, 123000, tzinfo=datetime.timezone.utc)
+    for text in ("+275760-09-13T00:00:00.000Z", "2024-02-30T00:00:00.000Z", "2024-01-01"):
+        v = L('0:"$D%s"' % text)
+        assert type(v) is R.DateString and v == text and isinstance(v, str)
+
+
+def test_client_reference():
+    e = L('1:I["app/Button.js",["main","main.js"],"Button"]', '2:I[42,[],"*",1]',
+          '0:["$","$L1",null,{"other":"$2"}]')
+    lazy = e.type
+    assert type(lazy) is R.Lazy and lazy.status == "fulfilled" and lazy.id == 1
+    cr = lazy.value
+    assert (cr.id, cr.chunks, cr.name, cr.is_async) == ("app/Button.js", ["main", "main.js"], "Button", False)
+    other = e.props["other"]
+    assert (other.id, other.is_async) == (42, True)
+
+
+def test_server_reference():
+    v = L('1:{"id":"a#f","bound":null}', '2:{"id":"a#g","bound":"$@3"}', '3:["x",1]',
+          '0:{"f":"$h1","g":"$h2"}')
+    assert type(v["f"]) is R.ServerReference and v["f"].id == "a#f" and v["f"].bound is None
+    assert v["g"].bound == ["x", 1]
+
+
+def test_lazy_and_promise():
+    v = L('0:{"p":"$@1","l":"$L2","bad":"$@3"}', '1:"done"', '2:{"x":1}', '3:E{"digest":"d"}')
+    assert type(v["p"]) is R.Promise and v["p"].status == "fulfilled" and v["p"].value == "done"
+    assert v["l"].value == {"x": 1} and v["l"].reason is None
+    assert v["bad"].status == "rejected" and v["bad"].value is None
+    assert isinstance(v["bad"].reason, R.ServerError) and v["bad"].reason.digest == "d"
+    with pytest.raises(R.ServerError):
+        v["bad"].result()
+    assert v["p"].result() == "done"
+    missing = L('0:{"p":"$@5"}')["p"]
+    assert missing.status == "rejected" and missing.reason.message == "Connection closed."
+    halted = L('0:{"p":"$@5"}', allow_partial=True)["p"]
+    assert halted.status == "halted"
+    with pytest.raises(R.IncompleteError):
+        halted.result()
+
+
+def test_map():
+    m = L('1:[["a",1],[2,{"x":1}]]', '0:"$Q1"')
+    assert type(m) is R.Map and isinstance(m, dict) and m == {"a": 1, 2: {"x": 1}}
+    assert list(m) == ["a", 2]
+    pairs = L('1:[[{"k":1},"v"],["a",2]]', '0:"$Q1"')
+    assert type(pairs) is R.MapPairs and pairs == [({"k": 1}, "v"), ("a", 2)]
+    # 1 and true are two keys in JavaScript, one in Python
+    clash = L('1:[[1,"a"],[true,"b"]]', '0:"$Q1"')
+    assert type(clash) is R.MapPairs and clash == [(1, "a"), (True, "b")]
+    dup = L('1:[["a",1],["a",2]]', '0:"$Q1"')  # JavaScript's Map keeps the last value
+    assert dup == {"a": 2}
+    # keys that are objects holding shared values (a client reference's chunk list)
+    m = L('1:I["app/B.js",["c1","c1.js"],"B"]', '2:[["$1","a"],["x","b"]]',
+          '0:{"m":"$Q2","again":"$1","third":"$1"}')
+    (cr, a), = [(k, x) for k, x in m["m"].items() if k != "x"]
+    assert a == "a" and cr.chunks == ["c1", "c1.js"] and m["again"].chunks == ["c1", "c1.js"]
+    assert m["third"] is m["again"] is cr  # one ClientReference per I row
+
+
+def test_set():
+    s = L('1:["a",1,"a"]', '0:"$W1"')
+    assert s == {"a", 1} and type(s) is set
+    items = L('1:["a",{"o":1}]', '0:"$W1"')
+    assert type(items) is R.SetItems and items == ["a", {"o": 1}]
+    assert type(L('1:["$n1",1]', '0:"$W1"')) is R.SetItems
+
+
+def test_formdata_blob_iterator():
+    fd = L('1:[["name","a"],["file","b"]]', '0:"$K1"')
+    assert type(fd) is R.FormData and fd == [("name", "a"), ("file", "b")]
+    blob = L('1:["text/plain","$2"]', '2:T5,hello', '0:"$B1"')
+    assert type(blob) is R.Blob and blob.type == "text/plain"
+    it = L('1:[1,2]', '0:"$i1"')
+    assert type(it) is R.Iterator and list(it) == [1, 2]
+
+
+def test_typed_arrays():
+    f32 = array.array("f", [1.5, -2.0]).tobytes()
+    data = (b"1:o3,\x01\x02\x03" + b"2:S4,\xfe\xff\x02\x00" + b"3:G8," + f32
+            + b"4:A2,\x07\x08" + b"5:V2,\x09\x0a" + b"6:M8," + b"\xff" * 8
+            + b"7:S3,\x01\x00\x09"  # a trailing byte that makes no element
+            + b'0:["$1","$2","$3","$4","$5","$6","$7"]\n')
+    v = R.loads(data)
+    assert type(v[0]) is R.Uint8Array and list(v[0]) == [1, 2, 3]
+    assert type(v[1]) is R.Int16Array and list(v[1]) == [-2, 2]
+    assert type(v[2]) is R.Float32Array and list(v[2]) == [1.5, -2.0]
+    assert type(v[3]) is bytearray and v[3] == b"\x07\x08"
+    assert type(v[4]) is memoryview and bytes(v[4]) == b"\x09\x0a"
+    assert type(v[5]) is R.BigInt64Array and list(v[5]) == [-1]
+    assert list(v[6]) == [1]
+    assert isinstance(v[0], array.array)
+
+
+def test_streams():
+    data = (b'1:R\n2:X\n3:r\n0:{"s":"$1","it":"$2","b":"$3"}\n1:"a"\n1:"b"\n1:C\n'
+            b'2:1\n2:C"end"\n3:b2,hi3:b1,!3:C\n')
+    v = R.loads(data)
+    s, it, b = v["s"], v["it"], v["b"]
+    assert (s.kind, s.items, s.status, s.value) == ("text", ["a", "b"], "done", R.undefined)
+    assert (it.kind, it.items, it.status, it.value) == ("iterable", [1], "done", "end")
+    assert b.kind == "bytes" and b.data() == b"hi!" and b.status == "done"
+
+
+def test_error_values():
+    e = L('0:"$Z"')
+    assert isinstance(e, R.ServerError) and isinstance(e, Exception)
+    assert e.digest is R.undefined
+
+
+def test_temporary_reference():
+    assert L('0:"$T1:a"', temp_refs=True).path == "1:a"
+
+
+# ---- identity and cycles ---------------------------------------------------------------
+
+def test_shared_values_are_the_same_object():
+    v = L('1:{"x":[1,2]}', '0:{"a":"$1","b":"$1","c":"$1:x","d":["$1:x"]}')
+    assert v["a"] is v["b"] and v["c"] is v["a"]["x"] and v["d"][0] is v["c"]
+
+
+def test_cycles():
+    v = L('0:{"name":"o","self":"$0"}')
+    assert v["self"] is v
+    arr = L('0:[1,"$0"]')
+    assert arr[1] is arr
+    el = L('1:["$","div",null,{"me":"$1"}]', '0:"$1"')
+    assert el.props["me"] is el
+    del v, arr, el
+    gc.collect()
+
+
+def _chain(n):
+    rows = ['%x:["$","div",null,{"children":"$%x"}]' % (i, i + 1) for i in range(n)]
+    rows.append('%x:"leaf"' % n)
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_deep_graphs():
+    """10^5 levels: no recursion anywhere (conversion or freeing)."""
+    n = 100000
+    v = R.loads(_chain(n))
+    depth = 0
+    while type(v) in (R.Element, R.Lazy):
+        if type(v) is R.Lazy:  # an element whose props waited on a row
+            v = v.value
+            continue
+        v = v.props["children"]
+        depth += 1
+    assert depth == n and v == "leaf"
+    nested = R.loads(b"0:" + b"[" * 90000 + b"]" * 90000 + b"\n", limits={"max_depth": 100000})
+    depth = 0
+    while nested:
+        nested = nested[0]
+        depth += 1
+    assert depth == 89999
+    del v, nested
+    gc.collect()
+
+
+# ---- the streaming decoder's values stay live ----------------------------------------------------
+
+def test_lazy_settles_in_place():
+    d = R.Decoder()
+    d.feed(b'0:{"l":"$L1","p":"$@2"}\n')
+    root = d.root.value
+    lazy, promise = root["l"], root["p"]
+    assert lazy.status == "pending" and promise.status == "pending"
+    d.feed(b'1:{"x":1}\n')
+    assert d.chunk(1).status == "fulfilled"
+    assert lazy.status == "fulfilled" and lazy.value == {"x": 1}
+    d.feed(b'2:"two"\n')
+    # rows are parsed when read, as React does: nothing read chunk 2 yet
+    assert promise.status == "pending"
+    assert d.finish() is root  # finish reads everything the root reaches
+    assert promise.status == "fulfilled" and promise.value == "two"
+
+
+def test_events_and_streams_grow():
+    d = R.Decoder()
+    d.feed(b'1:R\n0:{"s":"$1"}\n')
+    events = {o.id: o for k, o in d.read_events()}
+    assert events[0].status == "fulfilled" and events[1].status == "fulfilled"
+    s = events[0].value["s"]
+    assert events[1].value is s
+    assert s.items == [] and s.status == "open"
+    d.feed(b'1:"a"\n')
+    assert s.items == ["a"]
+    d.feed(b'1:"b"\n1:C\n')
+    assert s.items == ["a", "b"] and s.status == "done"
+    d.finish()
+    assert sorted(d.chunk_ids()) == [0, 1]
+
+
+def test_callback_and_hints():
+    seen = []
+    d = R.Decoder(on_event=lambda kind, obj: seen.append((kind, obj)))
+    d.feed(b':HL["/font.woff2","font"]\n0:1\n')
+    d.finish()
+    assert [k for k, _ in seen] == ["hint", "chunk"]
+    assert d.hints[0].code == "L" and d.hints[0].value == ["/font.woff2", "font"]
+    assert list(d.read_events()) == []
+
+
+def test_debug_rows_and_dev():
+    d = R.Decoder(dev=True)
+    d.feed(b'1:D{"name":"App"}\n0:1\n')
+    d.finish()
+    assert d.is_dev
+    debug = [o for k, o in d.read_events() if k == "debug"]
+    assert debug and debug[0].tag == "D" and debug[0].id == 1 and "App" in debug[0].text
+
+
+def test_decoder_info():
+    d = R.Decoder()
+    d.feed(b"0:1\n")
+    assert d.bytes_fed == 4 and d.peak_memory > 0 and not d.is_dev
+
+
+# ---- threads ------------------------------------------------------------------------------
+
+def _big(n_cards=20000):
+    rows = ['1:I["app/Button.js",[],"Button"]']
+    kids = []
+    for i in range(n_cards):
+        rows.append('%x:["$","section","k%d",{"className":"card","children":[["$","h2",null,'
+                    '{"children":"Item %d"}],["$","$L1",null,{"id":%d,"tags":["a","b"]}]]}]'
+                    % (i + 2, i, i, i))
+        kids.append('"$%x"' % (i + 2))
+    rows.append('0:["$","main",null,{"children":[%s]}]' % ",".join(kids))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_threads_decode_independently():
+    payloads = [_big(500 + 100 * i) for i in range(4)]
+    want = [R.canonical_dump(p) for p in payloads]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(5):
+                v = R.loads(payloads[i])
+                assert len(v.props["children"]) == 500 + 100 * i
+                assert R.canonical_dump(payloads[i]) == want[i]
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+
+
+def test_gil_is_released_while_decoding():
+    """While one thread feeds a large payload (no root: rows are framed and
+    parsed, nothing is converted), another keeps running."""
+    data = b"".join(r + b"\n" for r in _big(60000).split(b"\n") if r and not r.startswith(b"0:"))
+    d = R.Decoder()
+    t0 = time.perf_counter()
+    R.Decoder().feed(data)
+    alone = time.perf_counter() - t0
+    if alone < 0.02:
+        pytest.skip("the feed is too fast to observe (%.3f s)" % alone)
+    state = {"running": True}
+    gaps = []
+
+    def spin():
+        last = time.perf_counter()
+        while state["running"]:
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.001)
+    try:
+        t = threading.Thread(target=spin)
+        t.start()
+        time.sleep(0.01)
+        d.feed(data)
+        state["running"] = False
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert max(gaps) < alone / 2, "the other thread stalled %.3f s of a %.3f s feed" % (max(gaps), alone)

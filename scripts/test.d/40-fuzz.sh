@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A short libFuzzer run of each harness (fuzz/; clang, ASan + UBSan):
+# first every input that once crashed (fuzz/regressions), then
+# RSC_FUZZ_SECONDS (default 20) of fuzzing per harness, two at a time,
+# seeded from the fixtures (and from fuzz/corpus-<harness> when a long run
+# left one). Any crash, sanitizer report, leak or timeout fails the script;
+# the input is kept as build-fuzz/crash-<harness>-*. The long runs are in
+# docs/hardening.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+secs=${RSC_FUZZ_SECONDS:-20}
+jobs=$(nproc)
+cmake -S . -B build-fuzz -DRSC_BUILD_FUZZ=ON -DRSC_BUILD_TESTS=OFF -DRSC_BUILD_PYTHON=OFF \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_frame fuzz_decode fuzz_walk >/dev/null
+python3 fuzz/make-seeds.py build-fuzz/seeds >/dev/null
+
+# Regressions: decode-* and walk-* inputs share one format (fuzz_common.h).
+shopt -s nullglob
+regress() {
+  local h=$1; shift
+  [ $# -gt 0 ] || return 0
+  build-fuzz/fuzz/fuzz_"$h" -timeout=10 -rss_limit_mb=2048 "$@" >build-fuzz/regress-"$h".log 2>&1 ||
+    { tail -40 build-fuzz/regress-"$h".log >&2; echo "fuzz_$h: a regression input fails" >&2; return 1; }
+  echo "fuzz_$h: $# regression inputs pass"
+}
+regress frame fuzz/regressions/frame-*
+regress decode fuzz/regressions/decode-* fuzz/regressions/walk-*
+regress walk fuzz/regressions/decode-* fuzz/regressions/walk-*
+
+run() {
+  local h=$1 seeds=build-fuzz/seeds/decode extra=()
+  [ "$h" = frame ] && seeds=build-fuzz/seeds/frame
+  [ -d fuzz/corpus-"$h" ] && extra+=(fuzz/corpus-"$h")
+  mkdir -p build-fuzz/corpus-smoke-"$h"
+  if build-fuzz/fuzz/fuzz_"$h" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+      -dict=fuzz/flight.dict -print_final_stats=1 -artifact_prefix=build-fuzz/crash-"$h"- \
+      build-fuzz/corpus-smoke-"$h" "$seeds" "${extra[@]}" >build-fuzz/fuzz-"$h".log 2>&1; then
+    echo "fuzz_$h: $(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/fuzz-"$h".log | grep -o '[0-9]*$') executions," \
+      "$(grep -o 'cov: [0-9]* ft: [0-9]*' build-fuzz/fuzz-"$h".log | tail -1), no crash"
+  else
+    tail -60 build-fuzz/fuzz-"$h".log >&2
+    echo "fuzz_$h: FAILED (input kept as build-fuzz/crash-$h-*)" >&2
+    return 1
+  fi
+}
+run decode & a=$!
+run walk & b=$!
+wait $a && wait $b
+run frame

@@ -1,0 +1,140 @@
+/* export.c - bulk views of values for bindings (the Python binding's
+ * converter): one call describes a value, or every child of a container,
+ * instead of one accessor call per field. Read-only, like the accessors in
+ * node.c, except rsc_node_pin, which copies one node into the arena. */
+#include "chunks.h"
+
+void rsc_node_view(const rsc_node *n, rsc_view *v) {
+  /* Every field is written once (no memset): converters call this per value. */
+  v->node = n;
+  v->key = NULL;
+  v->key_len = 0;
+  v->boolean = 0;
+  v->number = 0;
+  v->str = NULL;
+  v->str_len = 0;
+  v->bytes = NULL;
+  v->bytes_len = 0;
+  v->len = 0;
+  v->sub = 0;
+  v->identity = 0;
+  if (!n) {
+    v->kind = RSC_NONE;
+    return;
+  }
+  v->kind = (rsc_kind)n->kind;
+  switch (n->kind) {
+  case RSC_BOOL: v->boolean = n->u.boolean; break;
+  case RSC_NUMBER: v->number = n->u.num; break;
+  case RSC_STRING: case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF:
+  case RSC_FUNCTION:
+    v->str = n->u.str;
+    v->str_len = n->len;
+    break;
+  case RSC_BLOB:
+    v->str = n->u.blob->type;
+    v->str_len = n->u.blob->type_len;
+    v->bytes = n->u.blob->bytes;
+    v->bytes_len = n->u.blob->len;
+    v->identity = (uintptr_t)n->u.blob;
+    break;
+  case RSC_BINARY:
+    v->sub = n->sub;
+    v->bytes = n->u.bytes;
+    v->bytes_len = n->len;
+    v->identity = (uintptr_t)n->u.bytes;
+    break;
+  case RSC_ERROR:
+    v->str = n->u.err->message;
+    v->str_len = v->str ? strlen(v->str) : 0;
+    break;
+  case RSC_STREAM:
+    v->sub = n->u.stream->kind;
+    v->len = rsc_stream_len(n);
+    v->identity = (uintptr_t)n->u.stream;
+    break;
+  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+    v->len = n->len;
+    v->identity = (uintptr_t)n->u.items;
+    break;
+  case RSC_ITERATOR:
+    v->len = n->u.iter->array.len;
+    v->identity = (uintptr_t)n->u.iter;
+    break;
+  case RSC_OBJECT: {
+    size_t c = 0;
+    const rsc_member *m = n->u.members;
+    for (uint32_t i = 0; i < n->len; i++) c += m[i].val.kind != RSC_UNDEFINED;
+    v->len = c;
+    v->identity = (uintptr_t)n->u.members;
+    break;
+  }
+  case RSC_ELEMENT:
+    v->identity = (uintptr_t)n->u.el;
+    break;
+  default:
+    break;
+  }
+}
+
+/* An async iterable's item i as rsc_stream_at gives it, in O(1) once the
+ * slot is known to hold an item. */
+static const rsc_node *slot_item(const rsc_chunk *c) {
+  const rsc_node *v = rsc_object_get(&c->value, "value", 5);
+  static const rsc_node undef = {RSC_UNDEFINED, 0, 0, 0, {0}};
+  return v ? v : &undef;
+}
+
+size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap) {
+  if (!n) return 0;
+  size_t total = 0, w = 0;
+  switch (n->kind) {
+  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA: case RSC_ITERATOR: {
+    const rsc_node *items = n->kind == RSC_ITERATOR ? n->u.iter->array.u.items : n->u.items;
+    total = n->kind == RSC_ITERATOR ? n->u.iter->array.len : n->len;
+    for (size_t i = start; i < total && w < cap; i++) rsc_node_view(&items[i], &out[w++]);
+    return total;
+  }
+  case RSC_OBJECT: {
+    for (uint32_t k = 0; k < n->len; k++) {
+      const rsc_member *m = &n->u.members[k];
+      if (m->val.kind == RSC_UNDEFINED) continue;
+      if (total >= start && w < cap) {
+        rsc_node_view(&m->val, &out[w]);
+        out[w].key = m->key;
+        out[w].key_len = m->klen;
+        w++;
+      }
+      total++;
+    }
+    return total;
+  }
+  case RSC_STREAM: {
+    const rsc_stream *s = n->u.stream;
+    if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
+      total = s->len;
+      for (size_t i = start; i < total && w < cap; i++) rsc_node_view(&s->items[i], &out[w++]);
+      return total;
+    }
+    total = rsc_stream_len(n);
+    for (size_t i = start; i < total && w < cap; i++) rsc_node_view(slot_item(s->slots[i]), &out[w++]);
+    return total;
+  }
+  default:
+    return 0;
+  }
+}
+
+const rsc_node *rsc_error_digest_node(const rsc_node *n) {
+  if (!n || n->kind != RSC_ERROR) return NULL;
+  const rsc_node *dg = &n->u.err->digest;
+  return dg->kind == RSC_NONE || dg->kind == RSC_UNDEFINED ? NULL : dg;
+}
+
+const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n) {
+  if (!d || !n) return NULL;
+  rsc_node *copy = rsc__alloc_nodes(d, 1);
+  if (!copy) return NULL;
+  *copy = *n;
+  return copy;
+}

@@ -1,0 +1,252 @@
+/* test_alloc.c - allocation failure through rsc_options.alloc.
+ *
+ * An allocator that fails its Nth call (malloc or realloc), once, for N
+ * from 1 until a decode sees no failure, on fixtures of every shape. A
+ * failure must give RSC_ERR_NOMEM (or a NULL decoder) and never a success:
+ * the later calls succeed, so a failure the decoder swallowed would show
+ * as an RSC_OK with a wrong tree. Every block is given back (the allocator
+ * counts them; ASan's leak checker watches too in the sanitizer build).
+ *
+ * In "fine" mode the arenas are cut to 16-byte blocks, so nearly every
+ * allocation site in the decoder (each node array, string, scope, chunk)
+ * goes to the allocator and is failed in turn, not just the block
+ * boundaries a normal decode meets.
+ *
+ * Not covered, and documented in docs/hardening.md: simdjson's parser
+ * buffers, which simdjson allocates with C++ new (a failure there is
+ * still RSC_ERR_NOMEM), and the text rsc_dump returns (libc, released with
+ * rsc_free). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h" /* fine mode: the arena's block size */
+#include "support.h"
+
+typedef struct counting {
+  unsigned long calls;
+  unsigned long fail_at; /* 0: never */
+  bool failed;
+  long live;
+  size_t bytes, peak;
+} counting;
+
+static void *c_malloc(void *ctx, size_t n) {
+  counting *c = ctx;
+  if (++c->calls == c->fail_at) {
+    c->failed = true;
+    return NULL;
+  }
+  void *p = malloc(n);
+  if (p) c->live++;
+  return p;
+}
+
+static void *c_realloc(void *ctx, void *p, size_t old_size, size_t n) {
+  counting *c = ctx;
+  (void)old_size;
+  if (++c->calls == c->fail_at) {
+    c->failed = true;
+    return NULL;
+  }
+  void *q = realloc(p, n);
+  if (q && !p) c->live++;
+  return q;
+}
+
+static void c_free(void *ctx, void *p) {
+  counting *c = ctx;
+  if (p) c->live--;
+  free(p);
+}
+
+/* One decode with the Nth call failing; returns the dump (NULL on error)
+ * and the status. piece 0: fed whole. */
+static bool fine;
+
+static char *decode_with(const char *in, size_t len, uint32_t flags, size_t piece, counting *c,
+                         rsc_status *status, bool *null_decoder) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  opt.alloc.malloc = c_malloc;
+  opt.alloc.realloc = c_realloc;
+  opt.alloc.free = c_free;
+  opt.alloc.ctx = c;
+  *null_decoder = false;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  if (!d) {
+    *null_decoder = true;
+    *status = RSC_ERR_NOMEM;
+    return NULL;
+  }
+  if (fine) {
+    /* Close the blocks decoder_new filled a little, then keep new ones
+     * at 16 bytes: each allocation then needs a block of its own. */
+    rsc_arena *arenas[] = {&d->arena, &d->strings};
+    for (int k = 0; k < 2; k++) {
+      if (arenas[k]->head) arenas[k]->head->used = arenas[k]->head->size;
+      arenas[k]->next_size = arenas[k]->max_block = 16;
+    }
+  }
+  if (piece == 0) piece = len ? len : 1;
+  for (size_t i = 0; i < len; i += piece)
+    if (rsc_decoder_feed(d, in + i, len - i < piece ? len - i : piece) != RSC_OK) break;
+  *status = rsc_decoder_finish(d);
+  const rsc_error *e = rsc_decoder_error(d);
+  cr_assert_eq(e->code, *status);
+  if (*status != RSC_OK) {
+    cr_assert(e->msg != NULL);
+    cr_assert(e->offset <= len, "offset %llu past %zu bytes", (unsigned long long)e->offset, len);
+  }
+  char *dump = rsc_dump(d, 0, NULL);
+  if (*status != RSC_OK) cr_assert_null(dump, "a failed decoder has no dump");
+  rsc_decoder_free(d);
+  return dump;
+}
+
+/* N from 1 until nothing fails; returns how many calls a clean run takes. */
+static unsigned long fail_each(const char *name, uint32_t flags, size_t piece) {
+  size_t len;
+  char *in = ts_fixture(name, &len);
+  cr_assert(in, "missing fixture %s", name);
+  counting clean = {0, 0, false, 0, 0, 0};
+  rsc_status st;
+  bool null_decoder;
+  char *want = decode_with(in, len, flags, piece, &clean, &st, &null_decoder);
+  cr_assert_eq(clean.live, 0, "%s: %ld blocks not freed", name, clean.live);
+  rsc_status want_st = st;
+  unsigned long n;
+  for (n = 1;; n++) {
+    counting c = {0, n, false, 0, 0, 0};
+    char *got = decode_with(in, len, flags, piece, &c, &st, &null_decoder);
+    cr_assert_eq(c.live, 0, "%s: fail at %lu: %ld blocks not freed", name, n, c.live);
+    if (!c.failed) {
+      /* Past the last call: the decode is the clean one. */
+      cr_assert_eq(st, want_st, "%s", name);
+      cr_assert((got == NULL) == (want == NULL));
+      if (got) cr_assert_str_eq(got, want, "%s", name);
+      rsc_free(got);
+      break;
+    }
+    if (!null_decoder)
+      cr_assert(st == RSC_ERR_NOMEM || (want_st != RSC_OK && st == want_st),
+                "%s: failing call %lu of %lu gave %d (%s), not RSC_ERR_NOMEM", name, n,
+                clean.calls, st, rsc_status_name(st));
+    cr_assert(st != RSC_OK, "%s: failing call %lu was swallowed: RSC_OK", name, n);
+    rsc_free(got);
+    cr_assert(n <= clean.calls + 1, "%s: more calls than a clean run", name);
+  }
+  if (getenv("RSC_TEST_VERBOSE")) fprintf(stderr, "%s (piece %zu): %lu calls\n", name, piece, n - 1);
+  rsc_free(want);
+  free(in);
+  return n;
+}
+
+static const struct {
+  const char *name;
+  uint32_t flags;
+} fixtures[] = {
+    {"vectors/primitives.prod.rsc", 0},
+    {"vectors/map.prod.rsc", 0},
+    {"vectors/set.dev.rsc", RSC_OPT_DEV},
+    {"vectors/formData.prod.rsc", 0},
+    {"vectors/blob.prod.rsc", 0},
+    {"vectors/typedArrays.prod.rsc", 0},
+    {"vectors/textStream.prod.rsc", 0},
+    {"vectors/byteStream.prod.rsc", 0},
+    {"vectors/binaryReadableStream.prod.rsc", 0},
+    {"vectors/asyncIterable.dev.rsc", RSC_OPT_DEV},
+    {"vectors/streamRows.prod.rsc", 0},
+    {"vectors/iterRowsWithError.dev.rsc", RSC_OPT_DEV},
+    {"vectors/textRowUtf8Split.prod.rsc", 0},
+    {"vectors/refToText.prod.rsc", 0},
+    {"vectors/errorsInDev.dev.rsc", RSC_OPT_DEV},
+    {"vectors/devErrorRow.prod.rsc", 0},
+    {"vectors/hints.prod.rsc", 0},
+    {"vectors/cyclic.prod.rsc", 0},
+    {"vectors/dedupe.dev.rsc", RSC_OPT_DEV},
+    {"vectors/lazyChain.prod.rsc", 0},
+    {"vectors/serverRefBound.prod.rsc", 0},
+    {"vectors/weirdNumbers.prod.rsc", 0},
+    {"vectors/haltedPrerender.prod.rsc", RSC_OPT_ALLOW_PARTIAL},
+    {"vectors/missingRowAtClose.prod.rsc", 0},
+    {"react/19.3.1/prod/shared-and-cycles.rsc", 0},
+    {"react/19.3.1/prod/streams-that-error.rsc", 0},
+    {"react/19.3.1/dev/client-components.rsc", RSC_OPT_DEV},
+    {"react/19.3.1/prod/page-16k.rsc", 0},
+};
+
+Test(alloc, every_call_fails_cleanly_whole) {
+  for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+    fail_each(fixtures[i].name, fixtures[i].flags, 0);
+}
+
+/* Fed one byte at a time, rows split across feeds grow the framer's
+ * buffer: more calls, other failure points. */
+Test(alloc, every_call_fails_cleanly_bytewise) {
+  for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
+    if (strstr(fixtures[i].name, "react/")) continue; /* large: whole only */
+    fail_each(fixtures[i].name, fixtures[i].flags, 1);
+  }
+}
+
+/* Every allocation site, one at a time, on the small fixtures. */
+Test(alloc, every_site_fails_cleanly) {
+  fine = true;
+  for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
+    fail_each(fixtures[i].name, fixtures[i].flags, 0);
+    if (!strstr(fixtures[i].name, "react/")) fail_each(fixtures[i].name, fixtures[i].flags, 3);
+  }
+  fine = false;
+}
+
+/* Failure inside the row stages of hostile shapes: a deep row (the JSON
+ * parser's and the walk's stacks), and one simdjson refuses (the fallback
+ * parser's stack). */
+Test(alloc, deep_rows) {
+  static const char *inners[] = {"\"$1\"", "\"\\ud800$1\""};
+  for (int k = 0; k < 2; k++) {
+    char buf[8192];
+    size_t o = (size_t)sprintf(buf, "1:\"x\"\n0:");
+    for (int i = 0; i < 2000; i++) buf[o++] = '[';
+    o += (size_t)sprintf(buf + o, "%s", inners[k]);
+    for (int i = 0; i < 2000; i++) buf[o++] = ']';
+    buf[o++] = '\n';
+    for (unsigned long n = 1;; n++) {
+      counting c = {0, n, false, 0, 0, 0};
+      rsc_status st;
+      bool null_decoder;
+      char *got = decode_with(buf, o, 0, 0, &c, &st, &null_decoder);
+      cr_assert_eq(c.live, 0);
+      rsc_free(got);
+      if (!c.failed) {
+        cr_assert_eq(st, RSC_OK);
+        break;
+      }
+      cr_assert_eq(st, RSC_ERR_NOMEM, "inner %d, call %lu: %d", k, n, st);
+    }
+  }
+}
+
+/* The hooks see every byte the decoder holds: NULL functions mean libc,
+ * and a malloc/free pair without realloc works too. */
+Test(alloc, malloc_and_free_without_realloc) {
+  counting c = {0, 0, false, 0, 0, 0};
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.alloc.malloc = c_malloc;
+  opt.alloc.free = c_free;
+  opt.alloc.ctx = &c;
+  size_t len;
+  char *in = ts_fixture("react/19.3.1/prod/page-16k.rsc", &len);
+  cr_assert(in);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  for (size_t i = 0; i < len; i += 100) rsc_decoder_feed(d, in + i, len - i < 100 ? len - i : 100);
+  cr_expect_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_expect(c.live > 0);
+  rsc_decoder_free(d);
+  cr_expect_eq(c.live, 0);
+  free(in);
+}

@@ -1,0 +1,464 @@
+/* test_cli.c - the rscflight CLI run as a user runs it: `tree` and `stats`
+ * output compared byte for byte with golden files in tests/golden/, help
+ * texts, exit statuses, colors, and every fixture through both commands
+ * without a crash.
+ *
+ * Golden files are plain text (the --color=always one holds ANSI escapes).
+ * After a deliberate change of the output, rewrite them with
+ *     RSC_UPDATE_GOLDEN=1 build/tests/test_cli
+ * and review the diff. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "support.h"
+
+#define GOLDEN_DIR RSC_FIXTURES "/../tests/golden"
+#define EXAMPLES_DIR RSC_FIXTURES "/../examples"
+#define VECTORS_DIR RSC_FIXTURES "/vectors"
+#define REACT_DIR RSC_FIXTURES "/react/19.3.1"
+
+typedef struct run_result {
+  char *out;   /* stdout, NUL-terminated */
+  size_t len;
+  int status;  /* exit status; 128 + signal when killed */
+} run_result;
+
+/* Runs a shell command and captures its stdout. */
+static run_result run_sh(const char *cmd) {
+  run_result r = {NULL, 0, -1};
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p, "popen: %s", cmd);
+  size_t cap = 1 << 16;
+  r.out = malloc(cap);
+  cr_assert_not_null(r.out);
+  size_t n;
+  while ((n = fread(r.out + r.len, 1, cap - r.len - 1, p)) > 0) {
+    r.len += n;
+    if (cap - r.len - 1 == 0) {
+      cap *= 2;
+      r.out = realloc(r.out, cap);
+      cr_assert_not_null(r.out);
+    }
+  }
+  r.out[r.len] = '\0';
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  return r;
+}
+
+/* Runs `cd DIR && rscflight ARGS` and captures stdout (stderr is inherited
+ * unless args redirect it). */
+static run_result run_in(const char *dir, const char *args) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s", dir, RSC_CLI, args);
+  return run_sh(cmd);
+}
+
+static run_result run(const char *args) { return run_in(EXAMPLES_DIR, args); }
+
+/* The 1-based line where a and b first differ, with both lines. */
+static void first_difference(const char *a, size_t alen, const char *b, size_t blen, char *msg,
+                             size_t cap) {
+  size_t i = 0, line = 1, start = 0;
+  while (i < alen && i < blen && a[i] == b[i]) {
+    if (a[i] == '\n') {
+      line++;
+      start = i + 1;
+    }
+    i++;
+  }
+  const char *ea = memchr(a + start, '\n', alen - start);
+  const char *eb = memchr(b + start, '\n', blen - start);
+  int la = (int)((ea ? (size_t)(ea - a) : alen) - start);
+  int lb = (int)((eb ? (size_t)(eb - b) : blen) - start);
+  snprintf(msg, cap, "line %zu:\n  expected: %.*s\n  actual:   %.*s", line, la > 300 ? 300 : la,
+           b + start, lb > 300 ? 300 : lb, a + start);
+}
+
+/* Runs args in dir and compares stdout with tests/golden/<name>; rewrites
+ * the golden file instead when RSC_UPDATE_GOLDEN is set. */
+static void check_golden(const char *name, const char *dir, const char *args) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, name);
+  run_result r = run_in(dir, args);
+  cr_assert_eq(r.status, 0, "rscflight %s: exit status %d", args, r.status);
+  const char *update = getenv("RSC_UPDATE_GOLDEN");
+  if (update && *update && strcmp(update, "0") != 0) {
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fwrite(r.out, 1, r.len, f);
+    fclose(f);
+    free(r.out);
+    return;
+  }
+  size_t len;
+  char *want = ts_read(path, &len);
+  cr_assert_not_null(want, "missing golden file %s (RSC_UPDATE_GOLDEN=1 writes it)", path);
+  if (len != r.len || memcmp(want, r.out, len) != 0) {
+    char msg[1024];
+    first_difference(r.out, r.len, want, len, msg, sizeof msg);
+    cr_assert_fail("rscflight %s differs from tests/golden/%s at %s", args, name, msg);
+  }
+  free(want);
+  free(r.out);
+}
+
+/* ---- tree --------------------------------------------------------------- */
+
+Test(tree, shop) { check_golden("tree-shop.txt", EXAMPLES_DIR, "tree shop.rsc"); }
+
+Test(tree, shop_color_always) {
+  check_golden("tree-shop-color.txt", EXAMPLES_DIR, "tree --color=always --depth 6 shop.rsc");
+}
+
+Test(tree, shop_depth_and_full) {
+  check_golden("tree-shop-depth3-full.txt", EXAMPLES_DIR, "tree --depth 3 --full shop.rsc");
+}
+
+/* The stream cut after its shell: what a client sees mid-flight (pending
+ * lazies), read from stdin; and the same cut ended (rejected lazies). */
+Test(tree, shop_cut_no_finish) {
+  check_golden("tree-shop-cut-no-finish.txt", EXAMPLES_DIR,
+               "tree --no-finish --depth 5 - < ../tests/golden/shop-cut.rsc");
+}
+
+Test(tree, shop_cut_finished) {
+  check_golden("tree-shop-cut.txt", EXAMPLES_DIR, "tree --depth 5 ../tests/golden/shop-cut.rsc");
+}
+
+Test(tree, shop_cut_allow_partial) {
+  check_golden("tree-shop-cut-allow-partial.txt", EXAMPLES_DIR,
+               "tree --allow-partial --depth 5 ../tests/golden/shop-cut.rsc");
+}
+
+Test(tree, client_component_in_object) {
+  check_golden("tree-clientComponentGreeting.txt", VECTORS_DIR,
+               "tree clientComponentGreeting.prod.rsc");
+}
+
+Test(tree, keyed_fragments_dev) {
+  check_golden("tree-keyedServerComponentFragment.txt", VECTORS_DIR,
+               "tree keyedServerComponentFragment.dev.rsc");
+}
+
+Test(tree, large_row_deferral) {
+  check_golden("tree-largeRowDeferral.txt", VECTORS_DIR, "tree largeRowDeferral.prod.rsc");
+}
+
+Test(tree, suspense_nested_async) {
+  check_golden("tree-suspense-nested-async.txt", REACT_DIR "/prod", "tree suspense-nested-async.rsc");
+}
+
+Test(tree, errors_in_suspense) {
+  check_golden("tree-errors-in-suspense.txt", REACT_DIR "/prod", "tree errors-in-suspense.rsc");
+}
+
+Test(tree, value_types_in_props) {
+  check_golden("tree-value-types-in-props.txt", REACT_DIR "/prod",
+               "tree --full value-types-in-props.rsc");
+}
+
+Test(tree, shared_and_cycles) {
+  check_golden("tree-shared-and-cycles.txt", REACT_DIR "/prod", "tree shared-and-cycles.rsc");
+}
+
+Test(tree, client_components) {
+  check_golden("tree-client-components.txt", REACT_DIR "/prod", "tree client-components.rsc");
+}
+
+Test(tree, no_color_when_piped) {
+  run_result r = run("tree shop.rsc");
+  cr_assert_eq(r.status, 0);
+  cr_assert_null(strchr(r.out, '\033'), "escape codes in piped output");
+  free(r.out);
+  r = run("tree --color=never --no-color shop.rsc");
+  cr_assert_null(strchr(r.out, '\033'));
+  free(r.out);
+}
+
+/* On a terminal (script(1) gives one) colors are on, unless NO_COLOR. */
+Test(tree, color_on_a_terminal) {
+  if (system("command -v script >/dev/null 2>&1") != 0) cr_skip_test("no script(1)");
+  char args[4096];
+  snprintf(args, sizeof args, "-q -e -c \"'%s' tree --depth 2 shop.rsc\" /dev/null", RSC_CLI);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "cd '%s' && TERM=xterm script %s", EXAMPLES_DIR, args);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = '\0';
+  pclose(p);
+  cr_assert_not_null(strstr(buf, "\033[1;34mhtml"), "no color on a tty: %s", buf);
+  snprintf(cmd, sizeof cmd, "cd '%s' && NO_COLOR=1 TERM=xterm script %s", EXAMPLES_DIR, args);
+  p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  n = fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = '\0';
+  pclose(p);
+  cr_assert_null(strchr(buf, '\033'), "NO_COLOR ignored: %s", buf);
+}
+
+Test(tree, stdin_equals_file) {
+  run_result a = run("tree shop.rsc");
+  run_result b = run("tree < shop.rsc");
+  cr_assert_eq(a.status, 0);
+  cr_assert_eq(b.status, 0);
+  cr_assert(a.len == b.len && memcmp(a.out, b.out, a.len) == 0);
+  free(a.out);
+  free(b.out);
+}
+
+/* Feeding in small pieces changes nothing once the stream is finished. */
+Test(tree, chunk_size_changes_nothing) {
+  run_result a = run("tree shop.rsc");
+  run_result b = run("tree --chunk-size 7 shop.rsc");
+  cr_assert(a.len == b.len && memcmp(a.out, b.out, a.len) == 0);
+  free(a.out);
+  free(b.out);
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+Test(stats, shop) { check_golden("stats-shop.txt", EXAMPLES_DIR, "stats shop.rsc"); }
+
+Test(stats, large_row_deferral) {
+  check_golden("stats-largeRowDeferral.txt", VECTORS_DIR, "stats largeRowDeferral.prod.rsc");
+}
+
+Test(stats, hints) { check_golden("stats-hints.txt", VECTORS_DIR, "stats hints.prod.rsc"); }
+
+Test(stats, binary_rows) {
+  check_golden("stats-typed-arrays.txt", REACT_DIR "/prod", "stats typed-arrays.rsc");
+}
+
+Test(stats, dev_payload) {
+  check_golden("stats-keyedServerComponentFragment.txt", VECTORS_DIR,
+               "stats keyedServerComponentFragment.dev.rsc");
+}
+
+Test(stats, top_three) {
+  check_golden("stats-page-16k-top3.txt", REACT_DIR "/prod", "stats --top 3 page-16k.rsc");
+}
+
+/* A cut or refused stream is still counted: the rest is one "cut off" row. */
+Test(stats, cut_stream) {
+  check_golden("stats-shop-cut.txt", EXAMPLES_DIR, "stats ../tests/golden/shop-cut.rsc");
+}
+
+Test(stats, refused_stream) {
+  check_golden("stats-duplicateRow.txt", VECTORS_DIR, "stats duplicateRow.prod.rsc");
+}
+
+/* Every row's bytes are counted once: the per-type table adds up to the file. */
+Test(stats, row_types_add_up) {
+  run_result r = run("stats shop.rsc");
+  cr_assert_eq(r.status, 0);
+  const char *t = strstr(r.out, "Bytes per row type\n");
+  cr_assert_not_null(t);
+  t = strchr(strchr(t, '\n') + 1, '\n') + 1; /* skip the column names */
+  unsigned long long sum = 0;
+  while (*t == ' ' && t[2] != '\0' && t[2] != '\n') {
+    char label[64];
+    unsigned long long rows, bytes;
+    cr_assert_eq(sscanf(t + 2, "%29c %llu %llu", label, &rows, &bytes), 3, "%.80s", t);
+    sum += bytes;
+    t = strchr(t, '\n') + 1;
+  }
+  size_t len;
+  free(ts_read(EXAMPLES_DIR "/shop.rsc", &len));
+  cr_assert_eq(sum, len);
+  free(r.out);
+}
+
+/* ---- help, version, usage ----------------------------------------------- */
+
+Test(help, top_level) {
+  run_result r = run("--help");
+  cr_assert_eq(r.status, 0);
+  cr_assert_not_null(strstr(r.out, "usage: rscflight <command>"));
+  const char *cmds[] = {"  dump ", "  tree ", "  stats ", "  bench ", "--version"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+    cr_assert_not_null(strstr(r.out, cmds[i]), "no %s in --help", cmds[i]);
+  free(r.out);
+  r = run("help");
+  cr_assert_eq(r.status, 0);
+  cr_assert_not_null(strstr(r.out, "usage: rscflight <command>"));
+  free(r.out);
+}
+
+/* `CMD --help`, `CMD -h` and `help CMD` print CMD's own help. */
+Test(help, per_command) {
+  const char *cmds[] = {"dump", "tree", "stats", "bench"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    char args[64], want[64];
+    snprintf(want, sizeof want, "usage: rscflight %s ", cmds[i]);
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    run_result a = run(args);
+    snprintf(args, sizeof args, "help %s", cmds[i]);
+    run_result b = run(args);
+    snprintf(args, sizeof args, "%s %s", cmds[i], strcmp(cmds[i], "bench") ? "-h" : "--help");
+    run_result c = run(args);
+    cr_assert_eq(a.status, 0, "%s --help", cmds[i]);
+    cr_assert_eq(b.status, 0);
+    cr_assert_eq(c.status, 0);
+    cr_assert(strncmp(a.out, want, strlen(want)) == 0, "%s --help: %.60s", cmds[i], a.out);
+    cr_assert(a.len == b.len && memcmp(a.out, b.out, a.len) == 0, "help %s", cmds[i]);
+    cr_assert(a.len == c.len && memcmp(a.out, c.out, a.len) == 0, "%s -h", cmds[i]);
+    free(a.out);
+    free(b.out);
+    free(c.out);
+  }
+  run_result r = run("tree --help");
+  cr_assert_not_null(strstr(r.out, "--color"));
+  free(r.out);
+  r = run("stats --help");
+  cr_assert_not_null(strstr(r.out, "--top"));
+  free(r.out);
+}
+
+Test(help, version) {
+  char want[64];
+  snprintf(want, sizeof want, "rscflight %s\n", rsc_version());
+  run_result r = run("--version");
+  cr_assert_eq(r.status, 0);
+  cr_assert_str_eq(r.out, want);
+  free(r.out);
+  snprintf(want, sizeof want, "%d.%d.%d", RSC_VERSION_MAJOR, RSC_VERSION_MINOR, RSC_VERSION_PATCH);
+  cr_assert_str_eq(rsc_version(), want);
+  cr_assert_str_eq(RSC_VERSION_STRING, want);
+}
+
+Test(usage, errors) {
+  struct {
+    const char *args;
+    int status;
+  } cases[] = {
+    {"", 2},
+    {"frobnicate", 2},
+    {"help frobnicate", 2},
+    {"tree --bogus shop.rsc", 2},
+    {"tree shop.rsc shop.rsc", 2},
+    {"tree --depth 0 shop.rsc", 2},
+    {"tree --depth x shop.rsc", 2},
+    {"tree --chunk-size -3 shop.rsc", 2},
+    {"stats --top 0 shop.rsc", 2},
+    {"stats --top", 2},
+    {"stats --bogus shop.rsc", 2},
+    {"tree no-such-file.rsc", 1},
+    {"stats no-such-file.rsc", 1},
+    {"tree ../tests/golden", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "%s 2>/dev/null", cases[i].args);
+    run_result r = run(args);
+    cr_expect_eq(r.status, cases[i].status, "rscflight %s: exit %d, want %d", cases[i].args,
+                 r.status, cases[i].status);
+    free(r.out);
+  }
+}
+
+/* A refused payload: tree reports the error like dump does and exits 1. */
+Test(usage, tree_refused_payload) {
+  run_result r = run_in(VECTORS_DIR, "tree duplicateRow.prod.rsc 2>&1");
+  cr_assert_eq(r.status, 1);
+  cr_assert_not_null(strstr(r.out, "rscflight: duplicateRow.prod.rsc: offset "), "%s", r.out);
+  free(r.out);
+}
+
+/* ---- robustness ----------------------------------------------------------- */
+
+/* Every fixture through tree (finished, and not) and stats: exit 0 or 1,
+ * never a crash or a usage error. One shell loop per folder keeps it fast
+ * (files over 1 MB are skipped: they are benchmarks, not shapes). Under ASan a report exits 86, so it cannot pass for a refused input. */
+static void run_all(const char *dir) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "export ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86\"; "
+           "cd '%s' && for f in *.rsc; do [ $(wc -c < \"$f\") -gt 1000000 ] && continue; "
+           "for a in 'tree' 'tree --no-finish --chunk-size 5' 'stats'; do "
+           "'%s' $a \"$f\" >/dev/null 2>&1; rc=$?; "
+           "[ $rc -le 1 ] || echo \"$a $f: exit $rc\"; done; done",
+           dir, RSC_CLI);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = '\0';
+  pclose(p);
+  cr_assert_eq(n, 0, "in %s:\n%s", dir, buf);
+}
+
+Test(robust, vectors, .timeout = 120) { run_all(VECTORS_DIR); }
+Test(robust, react_prod, .timeout = 120) { run_all(REACT_DIR "/prod"); }
+Test(robust, react_dev, .timeout = 120) { run_all(REACT_DIR "/dev"); }
+
+/* Hostile shapes: an element whose children are its own props, an array
+ * that holds itself, 5000 nested arrays, 3000 nested elements, a cut row,
+ * a cut length row, garbage. */
+Test(robust, hostile_shapes) {
+  const char *inputs[] = {
+    "printf '0:[\"$\",\"div\",null,{\"children\":\"$0:props\"}]\\n'",
+    "printf '0:[\"$0\",\"$0\"]\\n'",
+    "awk 'BEGIN{printf \"0:\"; for(i=0;i<5000;i++) printf \"[\"; "
+    "for(i=0;i<5000;i++) printf \"]\"; print \"\"}'",
+    "awk 'BEGIN{printf \"0:\"; for(i=0;i<3000;i++) printf \"[\\\"$\\\",\\\"b\\\",null,{\\\"children\\\":\"; "
+    "printf \"null\"; for(i=0;i<3000;i++) printf \"}]\"; print \"\"}'",
+    "printf '0:[\"$\",\"div\",null,{\"children\":\"unterminated'",
+    "printf '1:T5,ab'",
+    "printf 'zz:garbage\\n'",
+  };
+  const char *cmds[] = {"tree -", "tree --no-finish -", "stats -"};
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+      char cmd[2048];
+      snprintf(cmd, sizeof cmd,
+               "{ %s; } 2>/dev/null | ASAN_OPTIONS=exitcode=86 '%s' %s >/dev/null 2>&1; echo $?",
+               inputs[i], RSC_CLI, cmds[k]);
+      run_result r = run_sh(cmd);
+      int rc = atoi(r.out);
+      cr_expect(rc == 0 || rc == 1, "%s | rscflight %s: exit %d", inputs[i], cmds[k], rc);
+      free(r.out);
+    }
+  }
+}
+
+/* ---- extract and dump --html --------------------------------------------- */
+
+#define HTML_DIR RSC_FIXTURES "/html"
+
+Test(extract, next_page_gives_the_payload_next_reads) {
+  run_result r = run_in(HTML_DIR, "extract next-turbopack-unicode.html");
+  cr_assert_eq(r.status, 0);
+  size_t len;
+  char *want = ts_fixture("html/next-turbopack-unicode.rsc", &len);
+  cr_assert_not_null(want);
+  cr_expect(r.len == len && memcmp(r.out, want, len) == 0, "extracted bytes differ");
+  free(want);
+  free(r.out);
+}
+
+Test(extract, dump_html_equals_dump_of_the_payload) {
+  run_result a = run_in(HTML_DIR, "dump --html rhs-rechunked.html");
+  run_result b = run_in(HTML_DIR, "dump rhs-rechunked.rsc");
+  cr_assert_eq(a.status, 0);
+  cr_assert_eq(b.status, 0);
+  cr_expect_str_eq(a.out, b.out);
+  free(a.out);
+  free(b.out);
+}
+
+Test(extract, a_page_without_flight_data_is_refused) {
+  run_result r = run_in(HTML_DIR, "extract README.md 2>&1");
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.out, "no Flight payload found") != NULL, "%s", r.out);
+  free(r.out);
+  r = run_in(HTML_DIR, "extract --flavor nope x.html 2>/dev/null");
+  cr_expect_eq(r.status, 2);
+  free(r.out);
+}

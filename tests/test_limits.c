@@ -1,0 +1,264 @@
+/* test_limits.c - every rsc_limits field: its default, and the error it
+ * gives (RSC_ERR_LIMIT, the offset, the row) whatever the feed pattern.
+ *
+ * Offsets: the row limit names the first byte past the limit (or the
+ * length digit that declared too much); the total limit names the first
+ * byte past it; the depth limit names the bracket that went too deep;
+ * node, chunk and path limits name the start of the row being decoded
+ * (the row the JSON came from, even when it is revived later). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+#define S(lit) lit, sizeof(lit) - 1
+
+static rsc_decoder *decode_lim(const char *in, size_t len, const rsc_limits *lim, uint32_t flags,
+                               int mode, rsc_error *err) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  if (lim) opt.limits = *lim;
+  if (mode == 0) return rsc_decode(in, len, &opt, err);
+  size_t piece = mode == 1 ? 1 : 5;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert(d);
+  for (size_t i = 0; i < len; i += piece)
+    rsc_decoder_feed(d, in + i, len - i < piece ? len - i : piece);
+  rsc_decoder_finish(d);
+  *err = *rsc_decoder_error(d);
+  return d;
+}
+
+static void expect_limit(const char *in, size_t len, const rsc_limits *lim, uint32_t flags,
+                         uint64_t offset, int64_t row, const char *msg) {
+  for (int mode = 0; mode < 3; mode++) {
+    rsc_error e;
+    memset(&e, 0xA5, sizeof e);
+    rsc_decoder *d = decode_lim(in, len, lim, flags, mode, &e);
+    cr_assert(d);
+    cr_expect_eq(e.code, RSC_ERR_LIMIT, "mode %d: code %d (%s)", mode, e.code, e.msg ? e.msg : "");
+    cr_expect_eq(e.offset, offset, "mode %d: offset %llu, want %llu", mode,
+                 (unsigned long long)e.offset, (unsigned long long)offset);
+    cr_expect_eq(e.row_id, row, "mode %d: row %lld, want %lld", mode, (long long)e.row_id,
+                 (long long)row);
+    cr_assert(e.msg != NULL);
+    if (msg) cr_expect_str_eq(e.msg, msg, "mode %d", mode);
+    cr_expect_null(rsc_dump(d, 0, NULL));
+    rsc_decoder_free(d);
+  }
+}
+
+static void expect_ok(const char *in, size_t len, const rsc_limits *lim, uint32_t flags,
+                      const char *want) {
+  for (int mode = 0; mode < 3; mode++) {
+    rsc_error e;
+    memset(&e, 0xA5, sizeof e);
+    rsc_decoder *d = decode_lim(in, len, lim, flags, mode, &e);
+    cr_assert(d);
+    cr_assert_eq(e.code, RSC_OK, "mode %d: %s at %llu", mode, e.msg ? e.msg : "",
+                 (unsigned long long)e.offset);
+    if (want) {
+      char *dump = ts_dump(d);
+      cr_assert(dump);
+      cr_expect_str_eq(dump, want, "mode %d", mode);
+      rsc_free(dump);
+    }
+    rsc_decoder_free(d);
+  }
+}
+
+/* n nested arrays (or objects) around a value, as a model row of id 0. */
+static char *nest(size_t n, bool objects, const char *inner, size_t *len) {
+  size_t il = strlen(inner);
+  char *b = malloc(n * 8 + il + 8);
+  size_t o = 0;
+  o += (size_t)sprintf(b + o, "0:");
+  for (size_t i = 0; i < n; i++) o += (size_t)sprintf(b + o, objects ? "{\"a\":" : "[");
+  memcpy(b + o, inner, il);
+  o += il;
+  for (size_t i = 0; i < n; i++) b[o++] = objects ? '}' : ']';
+  b[o++] = '\n';
+  b[o] = 0;
+  *len = o;
+  return b;
+}
+
+/* ---- defaults ------------------------------------------------------------ */
+
+Test(limits, zero_means_the_documented_default) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  cr_expect_eq(opt.limits.max_row_bytes, 0);
+  cr_expect_eq(opt.limits.max_depth, 0);
+  /* The default depth is 5000: 5000 levels decode, 5001 do not, through
+   * both JSON parsers (simdjson, and the fallback a lone surrogate takes). */
+  const char *inners[] = {"1", "\"\\ud800\""};
+  for (int k = 0; k < 2; k++) {
+    size_t len;
+    char *in = nest(5000, false, inners[k], &len);
+    rsc_error e;
+    rsc_decoder *d = rsc_decode(in, len, NULL, &e);
+    cr_expect_eq(e.code, RSC_OK, "%s: %s", inners[k], e.msg ? e.msg : "");
+    rsc_decoder_free(d);
+    free(in);
+    in = nest(5001, false, inners[k], &len);
+    d = rsc_decode(in, len, NULL, &e);
+    cr_expect_eq(e.code, RSC_ERR_LIMIT);
+    cr_expect_eq(e.offset, 2 + 5000); /* the 5001st '[' */
+    cr_expect_eq(e.row_id, 0);
+    rsc_decoder_free(d);
+    free(in);
+  }
+  /* The row default is 256 MiB: a length of 0x10000000 is allowed, one
+   * more byte is not (nothing is allocated for a declared length). */
+  expect_limit(S("1:T10000001,"), NULL, 0, 10, 1, "row length exceeds the row size limit");
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  cr_expect_eq(rsc_decoder_feed(d, S("1:T10000000,abc")), RSC_OK);
+  rsc_decoder_free(d);
+}
+
+/* ---- row bytes ----------------------------------------------------------- */
+
+Test(limits, row_bytes_newline_row) {
+  rsc_limits lim = {0};
+  lim.max_row_bytes = 8;
+  expect_ok(S("0:\"123456\"\n"), &lim, 0, "{\"ok\":\"123456\"}"); /* 8 bytes of data */
+  expect_limit(S("0:\"1234567\"\n"), &lim, 0, 10, 0, "row exceeds the row size limit");
+  /*                      ^ offset 2 + 8: the 9th byte of the row's data */
+  expect_limit(S("1:2\n0:Z\"12345678901234567890\"\n"), &lim, 0, 7 + 8, 0, NULL);
+  /*                         ^ data starts after the tag, at 7 */
+}
+
+Test(limits, row_bytes_length_row) {
+  rsc_limits lim = {0};
+  lim.max_row_bytes = 8;
+  expect_ok(S("1:T8,123456780:\"$1\"\n"), &lim, 0, "{\"ok\":\"12345678\"}");
+  expect_limit(S("1:T9,123456789"), &lim, 0, 3, 1, "row length exceeds the row size limit");
+  /*                 ^ the length digit */
+  expect_limit(S("0:\"$1\"\n1:T100,"), &lim, 0, 11, 1, NULL);
+  /*               0:"$1"\n1:T1^ "10" is 16 */
+  expect_limit(S("1:r\n1:b9,abcdefghi"), &lim, 0, 7, 1, NULL);
+}
+
+/* ---- total bytes --------------------------------------------------------- */
+
+Test(limits, total_bytes_at_the_exact_byte) {
+  rsc_limits lim = {0};
+  lim.max_total_bytes = 10;
+  /* 0:1\n1:23456\n  - the 11th byte (offset 10) is the '6' */
+  expect_limit(S("0:1\n1:23456\n"), &lim, 0, 10, 1, "stream exceeds the total size limit");
+  /* In the middle of an id: no row id yet. */
+  lim.max_total_bytes = 5;
+  expect_limit(S("0:1\n12:3\n"), &lim, 0, 5, -1, NULL);
+  /* Exactly the limit is fine. */
+  lim.max_total_bytes = 12;
+  expect_ok(S("0:1\n1:23456\n"), &lim, 0, "{\"ok\":1}");
+}
+
+Test(limits, total_bytes_decodes_what_came_before) {
+  rsc_limits lim = {0};
+  lim.max_total_bytes = 10;
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.limits = lim;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_eq(rsc_decoder_feed(d, S("0:1\n")), RSC_OK);
+  cr_expect_eq(rsc_decoder_feed(d, S("1:23456\n")), RSC_ERR_LIMIT);
+  cr_expect_eq(rsc_decoder_bytes(d), 10); /* not one byte past the limit */
+  cr_expect_eq(rsc_decoder_error(d)->offset, 10);
+  /* Later feeds are refused without reading. */
+  cr_expect_eq(rsc_decoder_feed(d, S("2:3\n")), RSC_ERR_LIMIT);
+  cr_expect_eq(rsc_decoder_bytes(d), 10);
+  rsc_decoder_free(d);
+}
+
+/* ---- depth ----------------------------------------------------------------- */
+
+Test(limits, depth_simdjson_and_fallback) {
+  rsc_limits lim = {0};
+  lim.max_depth = 10;
+  const char *inners[] = {"1", "\"\\ud800\"", "\"[[[[[[[[[[[[[[\""};
+  for (int k = 0; k < 3; k++) {
+    for (int obj = 0; obj < 2; obj++) {
+      size_t len;
+      char *in = nest(10, obj, inners[k], &len);
+      expect_ok(in, len, &lim, 0, NULL);
+      free(in);
+      in = nest(11, obj, inners[k], &len);
+      /* the 11th opening bracket */
+      expect_limit(in, len, &lim, 0, 2 + (obj ? 5 * 10 : 10), 0,
+                   "JSON nested deeper than the depth limit");
+      free(in);
+    }
+  }
+}
+
+Test(limits, depth_in_other_rows) {
+  rsc_limits lim = {0};
+  lim.max_depth = 2;
+  expect_limit(S("0:1\n1:E{\"a\":[[1]]}\n"), &lim, 0, 13, 1, NULL);
+  /*                 0:1\n1:E{"a":[^ the third level */
+  expect_limit(S(":HL[[[\"a\"]]]\n0:1\n"), &lim, 0, 5, 0, NULL);
+  /*                  ^ */
+  expect_limit(S("1:I[[[1]]]\n"), &lim, 0, 5, 1, NULL);
+  /* A string with brackets does not count. */
+  expect_ok(S("0:[[\"[[[[\"]]\n"), &lim, 0, "{\"ok\":[[\"[[[[\"]]}");
+}
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+Test(limits, nodes) {
+  rsc_limits lim = {0};
+  lim.max_nodes = 64;
+  expect_ok(S("0:[1,2,3]\n"), &lim, 0, "{\"ok\":[1,2,3]}");
+  char big[600];
+  size_t o = (size_t)sprintf(big, "0:1\n1:2\n2:[");
+  size_t row2 = 8;
+  for (int i = 0; i < 100; i++) o += (size_t)sprintf(big + o, "%s%d", i ? "," : "", i);
+  o += (size_t)sprintf(big + o, "]\n");
+  expect_limit(big, o, &lim, 0, row2, 2, "too many values");
+}
+
+/* ---- chunks ------------------------------------------------------------------ */
+
+Test(limits, chunks) {
+  rsc_limits lim = {0};
+  lim.max_chunks = 3;
+  expect_ok(S("1:1\n2:2\n0:[\"$1\",\"$2\"]\n"), &lim, 0, "{\"ok\":[1,2]}");
+  expect_limit(S("1:1\n2:2\n3:3\n0:1\n"), &lim, 0, 8, 3, "too many chunks");
+  /*                      ^ */
+  expect_limit(S("0:[\"$1\",\"$2\",\"$3\"]\n"), &lim, 0, 0, 0, "too many chunks");
+}
+
+/* ---- path hops ---------------------------------------------------------------- */
+
+Test(limits, path_hops) {
+  rsc_limits lim = {0};
+  lim.max_path_hops = 2;
+  expect_ok(S("1:{\"a\":{\"b\":1}}\n0:\"$1:a:b\"\n"), &lim, 0, "{\"ok\":1}");
+  expect_limit(S("1:{\"a\":{\"b\":{\"c\":1}}}\n0:\"$1:a:b:c\"\n"), &lim, 0, 22, 0,
+               "reference path too long");
+  /*                                     ^ row 0 */
+  /* A row revived lazily (read only at finish) still names its own row. */
+  expect_limit(S("0:\"$L2\"\n1:{\"a\":{\"b\":{\"c\":1}}}\n2:\"$1:a:b:c\"\n"), &lim, 0, 30, 2, NULL);
+  /*                       row 2 starts at 8 + 22 = 30 ^ */
+}
+
+/* ---- a limit error is sticky --------------------------------------------------- */
+
+Test(limits, sticky) {
+  rsc_limits lim = {0};
+  lim.max_depth = 1;
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.limits = lim;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_expect_eq(rsc_decoder_feed(d, S("0:[[1]]\n")), RSC_ERR_LIMIT);
+  cr_expect_eq(rsc_decoder_feed(d, S("1:1\n")), RSC_ERR_LIMIT);
+  cr_expect_eq(rsc_decoder_finish(d), RSC_ERR_LIMIT);
+  cr_expect_eq(rsc_decoder_error(d)->offset, 3);
+  rsc_decoder_free(d);
+}

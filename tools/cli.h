@@ -1,0 +1,55 @@
+/* cli.h - what the rscflight subcommands share. tools/ only: every tool is a
+ * thin client of include/rscflight.h and includes nothing from src/.
+ *
+ * rscflight.c owns main(), file reading and error reporting; tree.c and
+ * stats.c each own one subcommand. tree.c also owns cli_describe_type, the
+ * one place that turns an element's type into a display name, so that tree
+ * and stats name components the same way. */
+#ifndef RSC_CLI_H
+#define RSC_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rscflight.h"
+
+/* rscflight.c: the whole file, or stdin for "-". NULL on failure with errno
+ * set; release with free(). */
+char *cli_read_file(const char *path, size_t *len);
+/* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */
+void cli_report_error(const char *file, const rsc_error *e);
+
+/* tree.c and stats.c: the subcommands (argv excludes the command name) and
+ * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */
+int cli_tree_main(int argc, char **argv);
+int cli_stats_main(int argc, char **argv);
+void cli_tree_help(FILE *f);
+void cli_stats_help(FILE *f);
+
+/* What an element's type slot stands for. */
+typedef enum cli_type_kind {
+  CLI_TYPE_HOST,    /* "div": name is the tag                                */
+  CLI_TYPE_CLIENT,  /* a client reference: name, plus module "id#export"     */
+  CLI_TYPE_BUILTIN, /* a React symbol: Fragment, Suspense, ...               */
+  CLI_TYPE_LAZY,    /* a lazy type whose chunk is not fulfilled: chunk, state */
+  CLI_TYPE_OTHER    /* anything else: name is "(kind)"                      */
+} cli_type_kind;
+
+typedef struct cli_type {
+  cli_type_kind kind;
+  char name[128];           /* NUL-terminated, cut on a UTF-8 boundary      */
+  char module[256];         /* CLIENT: "app/Button.js#Button", else ""      */
+  int64_t chunk_id;         /* LAZY: the chunk's id (-1: internal)          */
+  rsc_chunk_state state;    /* LAZY: its state                              */
+} cli_type;
+
+/* tree.c: describes an element type node (rsc_element_type); fulfilled lazy
+ * types are followed. NULL describes as CLI_TYPE_OTHER "(none)". Reading a
+ * lazy's status may initialise its chunk (see rsc_chunk_status). */
+void cli_describe_type(const rsc_node *type, cli_type *out);
+/* tree.c: the display name of a React symbol key ("react.suspense" ->
+ * "Suspense"); writes into buf (cap bytes) and returns it. */
+const char *cli_symbol_name(const char *key, char *buf, size_t cap);
+
+#endif /* RSC_CLI_H */
