@@ -94,7 +94,7 @@ typedef struct rsc_alloc {
 typedef struct rsc_limits {
   uint64_t max_row_bytes;   /* one row's payload; default 256 MiB           */
   uint64_t max_total_bytes; /* the whole stream; default unlimited (0)      */
-  uint32_t max_depth;       /* JSON nesting per row; default 100000         */
+  uint32_t max_depth;       /* JSON nesting per row; default 5000           */
   uint64_t max_nodes;       /* values allocated in total; default 1 << 31   */
   uint32_t max_chunks;      /* entries in the chunk table; default 1 << 24  */
   uint32_t max_path_hops;   /* keys in one "$id:a:b" path; default 1024     */
@@ -116,7 +116,7 @@ typedef struct rsc_event {
   int64_t chunk_id;        /* the chunk (CHUNK_SETTLED, D/J rows), else -1   */
   const rsc_chunk *chunk;  /* CHUNK_SETTLED: the chunk                       */
   char tag;                /* HINT: the hint code; DEBUG_ROW: the row tag    */
-  const rsc_node *value;   /* HINT: the revived hint payload, else NULL      */
+  const rsc_node *value;   /* HINT: the revived hint payload (lives as long as the decoder), else NULL */
   const char *text;        /* DEBUG_ROW: the raw row text (not NUL-ended)    */
   size_t text_len;
 } rsc_event;

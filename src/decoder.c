@@ -325,7 +325,7 @@ static rsc_status hint_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p,
     ev.kind = RSC_EVENT_HINT;
     ev.chunk_id = -1;
     ev.tag = code;
-    ev.value = &v;
+    ev.value = holder; /* arena memory: valid as long as the decoder */
     if (d->opt.on_event(d->opt.event_ctx, &ev) != 0)
       return rsc__fail(d, RSC_ERR_USER, row->offset, row->id, "stopped by the consumer hook");
   }
@@ -452,10 +452,14 @@ rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
   /* The total size limit holds at the exact byte: what comes before it is
    * framed (rows that end there are decoded), then the limit error names
    * the first byte past it. */
-  uint64_t fed = rsc__frame_offset(d->frame), max = d->opt.limits.max_total_bytes;
+  uint64_t max = d->opt.limits.max_total_bytes;
   size_t take = len;
-  bool over = max && (fed >= max || (uint64_t)len > max - fed);
-  if (over) take = fed >= max ? 0 : (size_t)(max - fed);
+  bool over = false;
+  if (max) {
+    uint64_t fed = rsc__frame_offset(d->frame);
+    over = fed >= max || (uint64_t)len > max - fed;
+    if (over) take = fed >= max ? 0 : (size_t)(max - fed);
+  }
   rsc_error ferr = {RSC_OK, 0, -1, NULL};
   rsc_status st = take ? rsc__frame_feed(d->frame, (const uint8_t *)buf, take, on_row, d, &ferr)
                        : RSC_OK;

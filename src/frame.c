@@ -84,7 +84,20 @@ static rsc_status set_err(rsc_error *err, rsc_status code, uint64_t off, int64_t
 
 /* Appends to the pending row, keeping RSC_FRAME_PADDING spare bytes so the
  * JSON parser can read past the end without a second copy. */
-static rsc_status buf_append(rsc_frame *f, const uint8_t *p, size_t n) {
+static rsc_status buf_append_slow(rsc_frame *f, const uint8_t *p, size_t n);
+
+/* The common case inline: room left, a few bytes (small feeds). */
+static inline rsc_status buf_append(rsc_frame *f, const uint8_t *p, size_t n) {
+  if (n <= 16 && f->buf_len + n + RSC_FRAME_PADDING <= f->buf_cap) {
+    uint8_t *d = f->buf + f->buf_len;
+    for (size_t k = 0; k < n; k++) d[k] = p[k];
+    f->buf_len += n;
+    return RSC_OK;
+  }
+  return buf_append_slow(f, p, n);
+}
+
+static rsc_status buf_append_slow(rsc_frame *f, const uint8_t *p, size_t n) {
   size_t need = f->buf_len + n + RSC_FRAME_PADDING;
   if (need > f->buf_cap) {
     size_t cap = f->buf_cap ? f->buf_cap : 256;
@@ -96,7 +109,6 @@ static rsc_status buf_append(rsc_frame *f, const uint8_t *p, size_t n) {
   }
   memcpy(f->buf + f->buf_len, p, n);
   f->buf_len += n;
-  memset(f->buf + f->buf_len, 0, RSC_FRAME_PADDING);
   return RSC_OK;
 }
 
@@ -112,6 +124,30 @@ static void reset_row(rsc_frame *f) {
 
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err) {
+  /* Small pieces in the middle of a row (a network that delivers a few
+   * bytes at a time) only append: no state machine, no calls. */
+  if (len <= 16 && f->buf_len + len + RSC_FRAME_PADDING <= f->buf_cap &&
+      f->buf_len + len <= f->max_row_bytes) {
+    bool more = false;
+    if (f->state == ROW_CHUNK_BY_NEWLINE) {
+      more = true;
+      for (size_t k = 0; k < len; k++)
+        if (chunk[k] == '\n') {
+          more = false;
+          break;
+        }
+    } else if (f->state == ROW_CHUNK_BY_LENGTH && f->row_tag != 'b') {
+      more = len < f->row_length;
+      if (more) f->row_length -= len;
+    }
+    if (more) {
+      uint8_t *d = f->buf + f->buf_len;
+      for (size_t k = 0; k < len; k++) d[k] = chunk[k];
+      f->buf_len += len;
+      f->offset += len;
+      return RSC_OK;
+    }
+  }
   size_t i = 0;
   const uint64_t base = f->offset;
   while (i < len) {
@@ -196,7 +232,17 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
       continue;
     }
     case ROW_CHUNK_BY_NEWLINE: {
-      const uint8_t *nl = (const uint8_t *)memchr(chunk + i, '\n', len - i);
+      const uint8_t *nl;
+      if (len - i <= 16) { /* small feeds: no call for a few bytes */
+        nl = NULL;
+        for (size_t k = i; k < len; k++)
+          if (chunk[k] == '\n') {
+            nl = chunk + k;
+            break;
+          }
+      } else {
+        nl = (const uint8_t *)memchr(chunk + i, '\n', len - i);
+      }
       size_t end = nl ? (size_t)(nl - chunk) : len;
       if (f->buf_len + (end - i) > f->max_row_bytes) {
         /* The offset is the first byte past the limit, wherever the
@@ -231,6 +277,8 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
         row.data = f->buf;
         row.len = f->buf_len;
         row.padded = true;
+        /* The padding is zeroed once, when the row is handed out. */
+        memset(f->buf + f->buf_len, 0, RSC_FRAME_PADDING);
       }
       i = end + 1; /* skip the LF */
       f->offset = base + i;
@@ -292,6 +340,8 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
         row.data = f->buf;
         row.len = f->buf_len;
         row.padded = true;
+        /* The padding is zeroed once, when the row is handed out. */
+        memset(f->buf + f->buf_len, 0, RSC_FRAME_PADDING);
       }
       i += take;
       f->offset = base + i;
