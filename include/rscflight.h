@@ -90,12 +90,17 @@ typedef struct rsc_alloc {
 } rsc_alloc;
 
 /* Limits. 0 means the default given beside each field. Exceeding one stops
- * the decoder with RSC_ERR_LIMIT and the offset where it happened. */
+ * the decoder with RSC_ERR_LIMIT and the offset where it happened: the
+ * first byte past the row or stream limit (or the length digit that asked
+ * for too much), the bracket past the depth limit, and the first byte of
+ * the row being decoded for nodes, chunks and path hops (the row its JSON
+ * came from, even when it is revived later). The same error at the same
+ * offset whatever the feed boundaries. docs/hardening.md has the rest. */
 typedef struct rsc_limits {
   uint64_t max_row_bytes;   /* one row's payload; default 256 MiB           */
   uint64_t max_total_bytes; /* the whole stream; default unlimited (0)      */
   uint32_t max_depth;       /* JSON nesting per row; default 5000           */
-  uint64_t max_nodes;       /* values allocated in total; default 1 << 31   */
+  uint64_t max_nodes;       /* values allocated in total; default 1 << 25   */
   uint32_t max_chunks;      /* entries in the chunk table; default 1 << 24  */
   uint32_t max_path_hops;   /* keys in one "$id:a:b" path; default 1024     */
 } rsc_limits;

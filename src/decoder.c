@@ -63,7 +63,11 @@ void rsc_options_init(rsc_options *opt) {
 static void fill_limits(rsc_limits *l) {
   if (!l->max_row_bytes) l->max_row_bytes = (uint64_t)256 << 20;
   if (!l->max_depth) l->max_depth = 5000;
-  if (!l->max_nodes) l->max_nodes = (uint64_t)1 << 31;
+  /* 2^25 values hold 512 MiB of nodes: a generous bound for real payloads
+   * (a React page is about one value per 8 bytes), and what stops copies
+   * that grow faster than the input ($Q, $W, $K, $B referenced many
+   * times, docs/hardening.md). */
+  if (!l->max_nodes) l->max_nodes = (uint64_t)1 << 25;
   if (!l->max_chunks) l->max_chunks = 1u << 24;
   if (!l->max_path_hops) l->max_path_hops = 1024;
 }
@@ -81,6 +85,10 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   d->dev = (o.flags & RSC_OPT_DEV) != 0;
   d->row_id = -1;
   d->err.row_id = -1; /* no error: outside any row */
+  /* Differs per decoder and per run (heap and stack addresses move with
+   * ASLR); no global state, so decoders stay independent. */
+  d->hash_seed = rsc__hash_final((uint64_t)(uintptr_t)d ^
+                                 ((uint64_t)(uintptr_t)&o << 21) ^ 0x9E3779B97F4A7C15ull);
   rsc__arena_init(&d->arena, &al);
   rsc__arena_init(&d->strings, &al);
   d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);

@@ -219,6 +219,7 @@ struct rsc_decoder {
   bool closed;          /* React's response._closed                        */
   bool mode_locked;     /* something was decoded with the current semantics */
   uint64_t nodes;       /* values allocated (limit)                        */
+  uint64_t hash_seed;   /* per decoder: duplicate-key tables (rsc__hash)   */
   rsc_frame *frame;
   void *json;           /* json_shim parser                                */
   chunk_table table;
@@ -272,6 +273,20 @@ static inline char *rsc__strdup(rsc_decoder *d, const char *s, size_t len) {
   if (len) memcpy(p, s, len);
   p[len] = 0;
   return p;
+}
+
+/* The last step of every hash over input data (murmur3's fmix64): the low
+ * bits that pick a bucket then depend on every input bit. Small integers
+ * as doubles and 16-aligned pointers have all-zero low bits, and a Map of
+ * n integer keys used to take n^2 steps. Hashes start from the decoder's
+ * seed, so colliding keys cannot be computed ahead (docs/hardening.md). */
+static inline uint64_t rsc__hash_final(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
 }
 
 static inline rsc_node rsc__mk(uint8_t kind) {

@@ -173,6 +173,11 @@ static bool canonical_index(rsc_key k, uint32_t *out) {
 bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out) {
   switch (value->kind) {
   case RSC_OBJECT:
+    /* Own members only: nothing is inherited, so "constructor" and the
+     * like exist only as own data. "__proto__" never does: the walk
+     * deletes it before anything can step in (React's traversal guards
+     * after CVE-2025-55182); refuse it here as well. */
+    if (key_is(key.s, key.n, "__proto__")) return false;
     for (uint32_t i = 0; i < value->len; i++) {
       const rsc_member *m = &value->u.members[i];
       if (m->val.kind != RSC_UNDEFINED && m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
@@ -241,21 +246,21 @@ static bool same_value_zero(const rsc_node *a, const rsc_node *b) {
   }
 }
 
-static uint64_t value_hash(const rsc_node *n) {
-  uint64_t h = 1469598103934665603ull ^ n->kind;
+static uint64_t value_hash(uint64_t seed, const rsc_node *n) {
+  uint64_t h = (1469598103934665603ull ^ seed) ^ n->kind;
   switch (n->kind) {
   case RSC_NUMBER: {
     double v = n->u.num == 0 ? 0 : n->u.num;
-    if (isnan(v)) return h;
+    if (isnan(v)) return rsc__hash_final(h);
     uint64_t bits;
     memcpy(&bits, &v, 8);
-    return (h ^ bits) * 1099511628211ull;
+    return rsc__hash_final((h ^ bits) * 1099511628211ull);
   }
-  case RSC_BOOL: return h ^ (uint64_t)n->u.boolean;
+  case RSC_BOOL: return rsc__hash_final(h ^ (uint64_t)n->u.boolean);
   case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
     for (uint32_t i = 0; i < n->len; i++) h = (h ^ (uint8_t)n->u.str[i]) * 1099511628211ull;
-    return h;
-  default: return h ^ (uint64_t)identity(n) * 0x9E3779B97F4A7C15ull;
+    return rsc__hash_final(h);
+  default: return rsc__hash_final(h ^ (uint64_t)identity(n) * 0x9E3779B97F4A7C15ull);
   }
 }
 
@@ -271,7 +276,7 @@ static uint32_t dedupe(rsc_decoder *d, rsc_node *items, uint32_t count, uint32_t
     rsc_node *k = &items[i * stride];
     uint32_t found = UINT32_MAX;
     if (tab) {
-      size_t h = (size_t)value_hash(k) & (cap - 1);
+      size_t h = (size_t)value_hash(d->hash_seed, k) & (cap - 1);
       while (tab[h] != UINT32_MAX) {
         if (same_value_zero(&items[tab[h] * stride], k)) {
           found = tab[h];
@@ -346,7 +351,9 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     else if (p->kind == RSC_BLOB) total += p->u.blob->len;
     else total += to_js_string(d, p).len;
   }
-  uint8_t *bytes = (uint8_t *)rsc__alloc(d, total ? total : 1);
+  /* Counted against the node limit (16 bytes a node): every "$B" copies
+   * its parts, so n references to one blob row would hold n copies. */
+  uint8_t *bytes = (uint8_t *)rsc__alloc_nodes(d, total / sizeof(rsc_node) + 1);
   if (!bytes) return false;
   size_t o = 0;
   for (uint32_t i = 1; i < model.len; i++) {

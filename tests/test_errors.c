@@ -364,3 +364,60 @@ Test(errors, ok_clears_every_field) {
   cr_expect_null(e.msg);
   rsc_decoder_free(d);
 }
+
+/* ---- references that try to leave their value ------------------------------------- */
+
+#define INVALID_REF "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}"
+
+/* A path steps into own properties of plain objects and arrays (and an
+ * element's own fields) only. Nothing is inherited: "__proto__" is deleted
+ * by the walk before anything can reach it, "constructor" exists only as
+ * an own member, and a path never climbs out of the value it names
+ * (React's traversal guards after CVE-2025-55182). Each is React's value:
+ * the referencing chunk is rejected with "Invalid reference.". Both the
+ * immediate path (the row came first) and the deferred one (it came later)
+ * are checked. */
+Test(errors, path_references_stay_inside) {
+  static const struct {
+    const char *target, *ref;
+  } bad[] = {
+      {"{\"a\":{\"b\":1}}", "$1:__proto__"},
+      {"{\"__proto__\":{\"x\":1},\"a\":1}", "$1:__proto__:x"},
+      {"{\"__proto__\":{\"x\":1},\"a\":1}", "$1:__proto__"},
+      {"{\"a\":1}", "$1:constructor"},
+      {"{\"a\":1}", "$1:constructor:prototype"},
+      {"{\"a\":1}", "$1:toString"},
+      {"{\"a\":1}", "$1:hasOwnProperty"},
+      {"[1,2]", "$1:constructor"},
+      {"[1,2]", "$1:__proto__"},
+      {"[1,2]", "$1:push"},
+      {"[1,2]", "$1:2"},
+      {"[1,2]", "$1:-1"},
+      {"[1,2]", "$1:01"},
+      {"{\"a\":\"str\"}", "$1:a:length"},
+      {"{\"a\":\"str\"}", "$1:a:constructor"},
+      {"{\"a\":1}", "$1:a:constructor"},
+      {"{\"a\":null}", "$1:a:b"},
+      {"{\"a\":{}}", "$1:a:..:a"},
+      {"{\"a\":{}}", "$1:"},
+      {"{\"a\":{}}", "$1:a:"},
+      {"[\"$\",\"div\",null,{\"x\":1}]", "$1:constructor"},
+      {"[\"$\",\"div\",null,{\"x\":1}]", "$1:props:__proto__"},
+      {"[\"$\",\"div\",null,{\"x\":1}]", "$1:_owner"},
+      {"[\"$\",\"div\",null,{\"x\":1}]", "$1:0"},
+  };
+  char in[256];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int n = snprintf(in, sizeof in, "1:%s\n0:{\"v\":\"%s\"}\n", bad[i].target, bad[i].ref);
+    expect_dump(in, (size_t)n, 0, INVALID_REF);
+    n = snprintf(in, sizeof in, "0:{\"v\":\"%s\"}\n1:%s\n", bad[i].ref, bad[i].target);
+    expect_dump(in, (size_t)n, 0, INVALID_REF);
+  }
+  /* What is an own property is reachable, React's value too. */
+  expect_dump(S("1:{\"constructor\":5}\n0:\"$1:constructor\"\n"), 0, "{\"ok\":5}");
+  expect_dump(S("1:[1,2]\n0:\"$1:length\"\n"), 0, "{\"ok\":2}");
+  expect_dump(S("1:{\"a\":[7]}\n0:\"$1:a:0\"\n"), 0, "{\"ok\":7}");
+  expect_dump(S("1:[\"$\",\"div\",null,{\"x\":1}]\n0:\"$1:props:x\"\n"), 0, "{\"ok\":1}");
+  /* "__proto__" members are dropped from the value itself, unwalked. */
+  expect_dump(S("1:{\"__proto__\":\"$2\",\"a\":1}\n0:\"$1\"\n"), 0, "{\"ok\":{\"a\":1}}");
+}

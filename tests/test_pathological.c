@@ -498,6 +498,58 @@ Test(pathological, hundred_thousand_references_in_one_row) {
   free(b.p);
 }
 
+/* ---- amplification ------------------------------------------------------------------ */
+
+/* A Map or Set of n integer keys: the duplicate check once put every small
+ * integer in one hash bucket (n^2 steps); now linear. */
+Test(pathological, map_of_integer_keys_is_linear) {
+  buf b = {0};
+  puts_(&b, "1:[");
+  for (unsigned long i = 0; i < 200000; i++) putf(&b, i ? ",[%lu,0]" : "[%lu,0]", i);
+  puts_(&b, "]\n2:[");
+  for (unsigned long i = 0; i < 200000; i++) putf(&b, i ? ",%lu" : "%lu", i * 4096);
+  puts_(&b, "]\n0:[\"$Q1\",\"$W2\"]\n");
+  double t = now();
+  rsc_error e;
+  rsc_decoder *d = decode(&b, 0, 0, &e);
+  cr_expect_eq(e.code, RSC_OK);
+  const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
+  cr_expect_eq(rsc_node_len(rsc_node_at(root, 0)), 400000); /* 2 x entries */
+  cr_expect_eq(rsc_node_len(rsc_node_at(root, 1)), 200000);
+  cr_expect(now() - t < 5.0, "%.2fs", now() - t);
+  rsc_decoder_free(d);
+  free(b.p);
+}
+
+/* Each "$Q", "$W", "$K" and "$B" copies what it references, as React's
+ * new Map(...) and new Blob(...) do: n references to one row of m entries
+ * hold n * m values. The copies count against max_nodes (default 2^25),
+ * which stops them. */
+Test(pathological, copies_count_against_the_node_limit) {
+  buf b = {0};
+  puts_(&b, "1:[");
+  for (unsigned long i = 0; i < 2000; i++) putf(&b, i ? ",[%lu,0]" : "[%lu,0]", i);
+  puts_(&b, "]\n2:T10000,");
+  rep(&b, "x", 0x10000);
+  puts_(&b, "3:[\"text/plain\",\"$2\"]\n0:[");
+  for (unsigned long i = 0; i < 1000; i++) puts_(&b, i ? ",\"$Q1\",\"$B3\"" : "\"$Q1\",\"$B3\"");
+  puts_(&b, "]\n");
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.limits.max_nodes = 1 << 20;
+  rsc_error e;
+  rsc_decoder *d = rsc_decode(b.p, b.len, &opt, &e);
+  cr_expect_eq(e.code, RSC_ERR_LIMIT);
+  cr_expect_str_eq(e.msg, "too many values");
+  cr_expect(rsc_decoder_peak_memory(d) < ((size_t)64 << 20), "%zu", rsc_decoder_peak_memory(d));
+  rsc_decoder_free(d);
+  /* Within the default limit it decodes. */
+  d = rsc_decode(b.p, b.len, NULL, &e);
+  cr_expect_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
+  rsc_decoder_free(d);
+  free(b.p);
+}
+
 /* ---- fuzz regressions ---------------------------------------------------------------- */
 
 /* fuzz_walk, UBSan: a development element's "validated" slot held 9.2e9,
