@@ -169,11 +169,20 @@ size_t rsc_stream_len(const rsc_node *n) {
   return c;
 }
 
+/* An iterator result whose value revived to undefined has no "value"
+ * member (the walk deletes it): its value is undefined, not missing. */
+static const rsc_node undefined_node = {RSC_UNDEFINED, 0, 0, 0, {0}};
+
+static const rsc_node *result_value(const rsc_chunk *c) {
+  const rsc_node *v = rsc_object_get(&c->value, "value", 5);
+  return v ? v : &undefined_node;
+}
+
 const rsc_node *rsc_stream_at(const rsc_node *n, size_t i) {
   const rsc_stream *s = ST(n);
   if (!s || i >= rsc_stream_len(n)) return NULL;
   if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) return &s->items[i];
-  return rsc_object_get(&s->slots[i]->value, "value", 5);
+  return result_value(s->slots[i]);
 }
 
 rsc_stream_end rsc_stream_end_of(const rsc_node *n) {
@@ -198,7 +207,7 @@ const rsc_node *rsc_stream_end_value(const rsc_node *n) {
   size_t i = rsc_stream_len(n);
   if (i >= s->len) return NULL;
   const rsc_chunk *c = s->slots[i];
-  if (c->state == CS_FULFILLED) return rsc_object_get(&c->value, "value", 5);
+  if (c->state == CS_FULFILLED) return result_value(c);
   if (c->state == CS_REJECTED) return &c->reason;
   return NULL;
 }

@@ -298,3 +298,16 @@ Test(api, custom_allocator_is_used) {
   rsc_decoder_free(d);
   cr_expect_gt(free_calls, 0);
 }
+
+/* An async iterator item that revives to undefined is an item (found by
+ * fuzz_walk: rsc_stream_at returned NULL for it). */
+Test(api, undefined_iterator_items) {
+  rsc_decoder *d = decode_str("1:x\n0:\"$1\"\n1:\"$undefined\"\n1:C\n", 0);
+  const rsc_node *s = root_value(d);
+  cr_assert_eq(rsc_stream_len(s), 1);
+  cr_expect_eq(rsc_node_kind(rsc_stream_at(s, 0)), RSC_UNDEFINED);
+  cr_expect_null(rsc_stream_at(s, 1));
+  cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
+  cr_expect_eq(rsc_node_kind(rsc_stream_end_value(s)), RSC_UNDEFINED);
+  rsc_decoder_free(d);
+}
