@@ -17,19 +17,11 @@
 
 /* ---- the table ----------------------------------------------------------- */
 
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
 
 rsc_chunk *rsc__find_chunk(const rsc_decoder *d, int64_t id) {
   const chunk_table *t = &d->table;
   if (!t->cap) return NULL;
-  size_t mask = t->cap - 1, h = (size_t)mix((uint64_t)id) & mask;
+  size_t mask = t->cap - 1, h = (size_t)rsc__hash_final((uint64_t)id) & mask;
   for (;;) {
     rsc_chunk *c = t->slots[h];
     if (!c) return NULL;
@@ -47,7 +39,7 @@ static bool table_grow(rsc_decoder *d) {
   for (size_t i = 0; i < t->cap; i++) {
     rsc_chunk *c = t->slots[i];
     if (!c) continue;
-    size_t h = (size_t)mix((uint64_t)c->id) & (cap - 1);
+    size_t h = (size_t)rsc__hash_final((uint64_t)c->id) & (cap - 1);
     while (slots[h]) h = (h + 1) & (cap - 1);
     slots[h] = c;
   }
@@ -91,7 +83,7 @@ rsc_chunk *rsc__add_chunk(rsc_decoder *d, int64_t id, uint8_t state) {
   rsc_chunk *c = rsc__new_chunk(d, state);
   if (!c) return NULL;
   c->id = id;
-  size_t h = (size_t)mix((uint64_t)id) & (t->cap - 1);
+  size_t h = (size_t)rsc__hash_final((uint64_t)id) & (t->cap - 1);
   while (t->slots[h]) h = (h + 1) & (t->cap - 1);
   t->slots[h] = c;
   t->order[t->count++] = c;

@@ -863,8 +863,7 @@ typedef struct force_walk {
   rsc_decoder *d;
   const rsc_node **stack;
   size_t len, cap;
-  uintptr_t *seen;
-  size_t seen_cap, seen_count;
+  seen_map seen; /* identities met (places unused) */
   bool fail;
 } force_walk;
 
@@ -884,30 +883,11 @@ static void fw_push(force_walk *f, const rsc_node *n) {
 
 /* Adds an identity; false when it was there already. */
 static bool fw_first(force_walk *f, uintptr_t id) {
-  if ((f->seen_count + 1) * 2 > f->seen_cap) {
-    size_t cap = f->seen_cap ? f->seen_cap * 2 : 1024;
-    uintptr_t *t = (uintptr_t *)calloc(cap, sizeof *t);
-    if (!t) {
-      f->fail = true;
-      return false;
-    }
-    for (size_t i = 0; i < f->seen_cap; i++) {
-      if (!f->seen[i]) continue;
-      size_t h = (size_t)hash_ptr(f->seen[i]) & (cap - 1);
-      while (t[h]) h = (h + 1) & (cap - 1);
-      t[h] = f->seen[i];
-    }
-    free(f->seen);
-    f->seen = t;
-    f->seen_cap = cap;
+  if (seen_get(&f->seen, id) != NO_PLACE) return false;
+  if (!seen_put(&f->seen, id, 0)) {
+    f->fail = true;
+    return false;
   }
-  size_t h = (size_t)hash_ptr(id) & (f->seen_cap - 1);
-  while (f->seen[h]) {
-    if (f->seen[h] == id) return false;
-    h = (h + 1) & (f->seen_cap - 1);
-  }
-  f->seen[h] = id;
-  f->seen_count++;
   return true;
 }
 
@@ -1017,7 +997,7 @@ void rsc__force(rsc_decoder *d) {
   while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
   if (f.fail) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
   free(f.stack);
-  free(f.seen);
+  seen_free(&f.seen);
 }
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {

@@ -583,3 +583,22 @@ Test(pathological, fuzz_row_limit_offset_independent_of_feeds) {
     rsc_decoder_free(d);
   }
 }
+
+/* fuzz_walk: an async iterable item that revives to undefined has no
+ * "value" member in its result; rsc_stream_at gave NULL for an index
+ * inside rsc_stream_len. It is an UNDEFINED node. */
+Test(pathological, fuzz_iterator_item_undefined) {
+  static const char in[] = "1:x\n0:\"$1\"\n1:\"$undefined\"\n1:2\n1:C\"$undefined\"\n";
+  rsc_error e;
+  rsc_decoder *d = rsc_decode(in, sizeof in - 1, NULL, &e);
+  cr_assert_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
+  const rsc_node *s = rsc_chunk_value(rsc_decoder_root(d));
+  cr_assert_eq(rsc_node_kind(s), RSC_STREAM);
+  cr_assert_eq(rsc_stream_len(s), 2);
+  cr_expect_eq(rsc_node_kind(rsc_stream_at(s, 0)), RSC_UNDEFINED);
+  cr_expect_eq(rsc_node_number(rsc_stream_at(s, 1)), 2);
+  cr_expect_null(rsc_stream_at(s, 2));
+  cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
+  cr_expect_eq(rsc_node_kind(rsc_stream_end_value(s)), RSC_UNDEFINED);
+  rsc_decoder_free(d);
+}
