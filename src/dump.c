@@ -236,6 +236,7 @@ typedef struct walker {
   int indent;
   bool fail;
   bool fresh; /* the value being visited sits inside a client reference */
+  seen_map scope; /* identities met inside the client reference being printed */
 } walker;
 
 /* The place of the value being visited, recorded on first need. */
@@ -459,9 +460,15 @@ static void visit(walker *w, const rsc_node *n) {
   rsc_decoder *d = w->d;
   sbuf *b = &w->out;
   char num[40];
-  if (has_identity(n) && !w->fresh) {
+  if (has_identity(n)) {
+    /* Inside a client reference values are printed anew (they may have
+     * been met before), but met twice inside the same client reference
+     * they are refs too: its metadata is a graph like any other, and
+     * printing it as a tree would never end on a cycle (4:I[1,["$4"],"x"])
+     * and double at each shared level (found by fuzz_walk). */
+    seen_map *m = w->fresh ? &w->scope : &w->seen;
     uintptr_t id = rsc_node_identity(n);
-    uint32_t first = seen_get(&w->seen, id);
+    uint32_t first = seen_get(m, id);
     if (first != NO_PLACE) {
       sb_puts(b, "{\"$\":\"ref\",\"to\":");
       sb_pointer(w, first);
@@ -469,7 +476,7 @@ static void visit(walker *w, const rsc_node *n) {
       return;
     }
     uint32_t at = here(w);
-    if (w->fail || !seen_put(&w->seen, id, at)) {
+    if (w->fail || !seen_put(m, id, at)) {
       w->fail = true;
       return;
     }
@@ -539,6 +546,11 @@ static void visit(walker *w, const rsc_node *n) {
     /* A client reference is the module's export on the client: its
      * metadata is printed in full wherever it appears. */
     bool fresh = w->fresh;
+    if (!fresh) {
+      /* A new client reference at the top: its own scope of identities. */
+      seen_free(&w->scope);
+      memset(&w->scope, 0, sizeof w->scope);
+    }
     w->fresh = true;
     push_frame(w, k, cnt, true);
     w->fresh = fresh;
@@ -844,6 +856,7 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
   }
   if (print && w.indent) sb_put(&w.out, "\n", 1);
   seen_free(&w.seen);
+  seen_free(&w.scope);
   free(w.stack);
   free(w.places);
   if (w.fail || w.out.oom || d->err.code) {

@@ -602,3 +602,32 @@ Test(pathological, fuzz_iterator_item_undefined) {
   cr_expect_eq(rsc_node_kind(rsc_stream_end_value(s)), RSC_UNDEFINED);
   rsc_decoder_free(d);
 }
+
+/* fuzz_walk (timeout, then out of memory): a client reference's metadata
+ * is printed anew wherever the reference appears, and was printed as a
+ * tree: an I row whose chunk list names the module itself never ended, and
+ * shared values inside the metadata doubled at every level. Inside one
+ * client reference a value met again is now a ref, like anywhere else. */
+Test(pathological, fuzz_client_ref_metadata_cycle) {
+  rsc_status code;
+  char *s = dump_of(S("4:I[1,[\"$4\"],\"x\"]\n0:\"$4\"\n"), &code);
+  cr_expect_eq(code, RSC_OK);
+  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"client_ref\",\"id\":1,\"chunks\":[{\"$\":\"client_ref\",\"id\":1,"
+                      "\"chunks\":{\"$\":\"ref\",\"to\":\"/ok/chunks\"},\"name\":\"x\"}],\"name\":\"x\"}}");
+  rsc_free(s);
+  /* 40 levels, each sharing the next twice: 2^40 nodes as a tree. */
+  buf b = {0};
+  for (unsigned long k = 1; k < 40; k++) {
+    putf(&b, "%lx:[\"$", k);
+    putf(&b, "%lx\",\"$", k + 1);
+    putf(&b, "%lx\"]\n", k + 1);
+  }
+  puts_(&b, "28:1\n29:I[1,\"$1\",\"c\"]\n0:[\"$29\",\"$29\"]\n");
+  double t = now();
+  s = dump_of(b.p, b.len, &code);
+  cr_expect_eq(code, RSC_OK);
+  cr_expect(s && strlen(s) < 100000, "%zu bytes", s ? strlen(s) : 0);
+  cr_expect(now() - t < 5.0);
+  rsc_free(s);
+  free(b.p);
+}
