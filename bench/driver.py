@@ -9,8 +9,10 @@ comments; paths relative to the repository root; missing files are skipped
 with a warning) or from --files.
 
 Default mode: for every payload, ROUNDS rounds in which the decoders take
-turns (rscflight, rscflight --parse-only, React 19.3.1, React 19.2.9,
-JSON.parse; then again ...). Each invocation is a fresh process measuring with
+turns (rscflight, rscflight with a new decoder per decode, rscflight
+--parse-only, React 19.3.1, React 19.2.9, JSON.parse; then again ...). The C
+runs reuse one decoder per process (--reuse: rsc_decoder_reset between
+decodes) except rscflight-new. Each invocation is a fresh process measuring with
 a short --min-time and reporting its median. Reported times are medians over
 rounds; every ratio is computed per round and the median of the per-round
 ratios is reported (machine speed drifts). Writes bench/results/latest.md,
@@ -25,15 +27,17 @@ Extra studies (each writes its own bench/results/<name>.md; --all runs all):
 Nothing here asserts on absolute times.
 
 What the C CLI must provide (build-release/rscflight):
-    rscflight bench --json --min-time S [--parse-only] [--chunk-size N]
-                    [--threads T] FILE...
+    rscflight bench --json --min-time S [--parse-only] [--reuse]
+                    [--chunk-size N] [--threads T] FILE...
   printing a JSON list with one object per FILE:
     {"file", "bytes", "median_ns", "mb_per_s", "peak_bytes"}
   --parse-only: bare simdjson DOM parse of the payload's JSON rows.
   --chunk-size N: the payload is fed to one decoder N bytes at a time.
-  --threads T: T threads each decode the payload once, concurrently, per
-    timed iteration; median_ns is the wall time of such a batch (mb_per_s =
-    T * bytes / median_ns); the object also carries "threads": T.
+  --reuse: one decoder, reset between decodes, instead of a new one each.
+  --threads T: T threads decode the payload concurrently, batch after batch
+    (several decodes per thread per batch); median_ns is the wall time of T
+    concurrent decodes (mb_per_s = T * bytes / median_ns); the object also
+    carries "threads": T.
 """
 
 import argparse
@@ -54,15 +58,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "python"))
 
-DECODERS = ["rscflight", "parse-only", "19.3.1", "19.2.9", "jsonparse"]
+DECODERS = ["rscflight", "rscflight-new", "parse-only", "19.3.1", "19.2.9", "jsonparse"]
 LABEL = {
     "rscflight": "rscflight",
+    "rscflight-new": "rscflight (new decoder each time)",
     "parse-only": "simdjson floor",
     "19.3.1": "React 19.3.1",
     "19.2.9": "React 19.2.9",
     "jsonparse": "JSON.parse floor",
 }
-C_DECODERS = {"rscflight", "parse-only"}
+C_DECODERS = {"rscflight", "rscflight-new", "parse-only"}
 JS_DECODERS = {"19.3.1", "19.2.9", "jsonparse"}
 SWEEP_CHUNKS = [1, 64, 4096, 65536]
 SCALING_SIZES = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8]
@@ -181,6 +186,11 @@ class Runner:
             cmd = [self.cli, "bench", "--json", "--min-time", "%g" % min_time]
             if decoder == "parse-only":
                 cmd.append("--parse-only")
+            # One decoder per process, reset between decodes (as a host
+            # decoding response after response does, and as V8's heap stays
+            # warm for the JS clients); rscflight-new builds a fresh one.
+            if decoder != "rscflight-new":
+                cmd.append("--reuse")
             if chunk_size:
                 cmd += ["--chunk-size", str(chunk_size)]
             if threads:
@@ -396,6 +406,7 @@ def environment(runner):
 
 COLORS = {
     "rscflight": "#d62728",
+    "rscflight-new": "#e377c2",
     "parse-only": "#ff9896",
     "19.3.1": "#1f77b4",
     "19.2.9": "#9467bd",
@@ -521,6 +532,7 @@ def compare(runner, payloads, decoders, rounds):
         rsc = times.get("rscflight", [])
         row["ratios"] = {
             "vs_19.3.1": ratio_median(times.get("19.3.1", []), rsc),
+            "new_vs_19.3.1": ratio_median(times.get("19.3.1", []), times.get("rscflight-new", [])),
             "vs_19.2.9": ratio_median(times.get("19.2.9", []), rsc),
             "vs_jsonparse": ratio_median(times.get("jsonparse", []), rsc),
             # rscflight throughput / simdjson floor throughput
@@ -536,7 +548,7 @@ def compare(runner, payloads, decoders, rounds):
 def compare_tables(results):
     head = ["class", "bytes", "rscflight", "MB/s", "React 19.3.1", "MB/s", "React 19.2.9", "MB/s",
             "JSON.parse", "MB/s", "simdjson MB/s", "vs 19.3.1", "vs 19.2.9", "vs JSON.parse", "of floor",
-            "19.3.1 vs 19.2.9"]
+            "19.3.1 vs 19.2.9", "new decoder", "new vs 19.3.1"]
     rows = []
     for r in results:
         t, m, q = r["median_ns"], r["mb_per_s"], r["ratios"]
@@ -549,6 +561,7 @@ def compare_tables(results):
             fmt_num(m.get("parse-only")),
             fmt_ratio(q["vs_19.3.1"]), fmt_ratio(q["vs_19.2.9"]), fmt_ratio(q["vs_jsonparse"]),
             fmt_pct(q["of_floor"]), fmt_ratio(q["19.3.1_vs_19.2.9"]),
+            fmt_ns(t.get("rscflight-new")), fmt_ratio(q["new_vs_19.3.1"]),
         ])
     return head, rows
 
@@ -817,6 +830,9 @@ def main(argv=None):
             "'vs X' = time(X) / time(rscflight) (speedup of rscflight), "
             "'of floor' = rscflight throughput / simdjson DOM parse of the same JSON rows (rscflight --parse-only); "
             "'19.3.1 vs 19.2.9' = time(19.2.9) / time(19.3.1). "
+            "rscflight and the simdjson floor reuse one decoder per process (rsc_decoder_reset between "
+            "decodes: its memory stays mapped, as V8's heap stays warm for the JS clients); "
+            "'new decoder' times a fresh rsc_decoder_new per decode (page faults of fresh memory included). "
             "React clients: production builds (NODE_ENV=production), createFromNodeStream over the whole buffer, "
             "then every chunk reachable from the root awaited (bench/js/walk.js). "
             "JSON.parse floor: rows framed and each JSON body JSON.parse'd (bench/js/flightframe.js)."

@@ -253,6 +253,14 @@ RSC_API const rsc_error *rsc_decoder_error(const rsc_decoder *d);
 /* Frees the decoder and everything it owns. NULL is ignored. */
 RSC_API void rsc_decoder_free(rsc_decoder *d);
 
+/* Makes d a new decoder with the same options, for the next stream, but
+ * keeps the memory it holds (arena blocks, the JSON parser's buffers,
+ * tables): a host decoding response after response on one thread skips
+ * the page faults and unmaps of fresh memory. Every node, chunk and string
+ * read from d before the reset is gone. RSC_ERR_NOMEM leaves d in error;
+ * free it. */
+RSC_API rsc_status rsc_decoder_reset(rsc_decoder *d);
+
 /* One shot: new + feed(buf, len) + finish. Returns the decoder (check
  * rsc_decoder_error) or NULL when memory ran out; err, if not NULL,
  * receives a copy of the decoder's error. */

@@ -66,14 +66,23 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
     if (want < size) want = size;
     size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
     if (want > SIZE_MAX - hdr) return NULL;
-    b = (rsc_arena_block *)block_alloc(a, hdr + want);
-    if (!b) return NULL;
-    b->prev = a->head;
-    b->size = want;
-    b->used = 0;
-    a->head = b;
-    a->total += hdr + want;
-    if (a->total > a->peak) a->peak = a->total;
+    if (a->spare && a->spare->size >= size) {
+      /* A block kept by a reset: already mapped and touched. */
+      b = a->spare;
+      a->spare = b->prev;
+      b->prev = a->head;
+      b->used = 0;
+      a->head = b;
+    } else {
+      b = (rsc_arena_block *)block_alloc(a, hdr + want);
+      if (!b) return NULL;
+      b->prev = a->head;
+      b->size = want;
+      b->used = 0;
+      a->head = b;
+      a->total += hdr + want;
+      if (a->total > a->peak) a->peak = a->total;
+    }
     /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny. */
     if (a->next_size < (a->max_block ? a->max_block : ((size_t)4 << 20))) a->next_size *= 2;
   }
@@ -83,13 +92,35 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
   return p;
 }
 
-void rsc__arena_free(rsc_arena *a) {
-  rsc_arena_block *b = a->head;
+static void free_chain(rsc_arena *a, rsc_arena_block *b) {
   while (b) {
     rsc_arena_block *prev = b->prev;
     rsc__heap_free(&a->alloc, b);
     b = prev;
   }
+}
+
+void rsc__arena_free(rsc_arena *a) {
+  free_chain(a, a->head);
+  free_chain(a, a->spare);
   a->head = NULL;
+  a->spare = NULL;
   a->total = 0;
+}
+
+void rsc__arena_reset(rsc_arena *a) {
+  /* Blocks grow geometrically, so the chain from head runs from the
+   * largest down; the spare list keeps that order (spares left over from
+   * an earlier reset were never needed and go after it). */
+  rsc_arena_block *b = a->head, *keep = NULL, **tail = &keep;
+  while (b) {
+    rsc_arena_block *prev = b->prev;
+    *tail = b;
+    tail = &b->prev;
+    b = prev;
+  }
+  *tail = a->spare;
+  a->spare = keep;
+  a->head = NULL;
+  a->peak = a->total;
 }

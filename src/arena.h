@@ -20,6 +20,7 @@ typedef struct rsc_arena_block {
 typedef struct rsc_arena {
   rsc_alloc alloc;
   rsc_arena_block *head;
+  rsc_arena_block *spare; /* blocks kept by a reset, largest first      */
   size_t next_size;   /* size of the next block (grows geometrically)     */
   size_t total;       /* bytes held now                                   */
   size_t peak;        /* most bytes held                                  */
@@ -46,6 +47,9 @@ static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
   return rsc__arena_alloc_slow(a, size);
 }
 void rsc__arena_free(rsc_arena *a);
+/* Empties the arena but keeps its blocks for the allocations that follow
+ * (memory already touched: no page faults, no unmap). */
+void rsc__arena_reset(rsc_arena *a);
 /* Gives back the tail of the most recent allocation p, keeping `keep` bytes
  * (p must be the last thing allocated from a). */
 static inline void rsc__arena_shrink_last(rsc_arena *a, void *p, size_t keep) {

@@ -72,6 +72,24 @@ static void fill_limits(rsc_limits *l) {
   if (!l->max_path_hops) l->max_path_hops = 1024;
 }
 
+/* The per-stream state of a new (or reset) decoder: hash seed, marker,
+ * the closed error and the root chunk, awaited as a caller of
+ * createFromNodeStream awaits it, so its row is revived as it arrives. */
+static bool start_stream(rsc_decoder *d, uint64_t salt) {
+  d->dev = (d->opt.flags & RSC_OPT_DEV) != 0;
+  d->row_id = -1;
+  d->err.row_id = -1; /* no error: outside any row */
+  /* Differs per decoder and per run (heap and stack addresses move with
+   * ASLR); no global state, so decoders stay independent. */
+  d->hash_seed = rsc__hash_final((uint64_t)(uintptr_t)d ^ (salt << 21) ^ 0x9E3779B97F4A7C15ull);
+  d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);
+  d->closed_error = rsc__error_node(d, "Connection closed.", NULL);
+  rsc_chunk *root = rsc__add_chunk(d, 0, CS_PENDING);
+  return root && d->closed_error.kind == RSC_ERROR &&
+         ((d->opt.flags & RSC_OPT_LAZY_ROOT) ||
+          rsc__add_listener(d, root, LK_NOOP, NULL, NULL, NULL, rsc__mk(RSC_NONE)));
+}
+
 rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   rsc_options o;
   if (opt) o = *opt;
@@ -82,29 +100,44 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   if (!d) return NULL;
   memset(d, 0, sizeof *d);
   d->opt = o;
-  d->dev = (o.flags & RSC_OPT_DEV) != 0;
-  d->row_id = -1;
-  d->err.row_id = -1; /* no error: outside any row */
-  /* Differs per decoder and per run (heap and stack addresses move with
-   * ASLR); no global state, so decoders stay independent. */
-  d->hash_seed = rsc__hash_final((uint64_t)(uintptr_t)d ^
-                                 ((uint64_t)(uintptr_t)&o << 21) ^ 0x9E3779B97F4A7C15ull);
   rsc__arena_init(&d->arena, &al);
   rsc__arena_init(&d->strings, &al);
-  d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);
   d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
   d->json = d->frame ? rsc__json_new(d) : NULL;
-  d->closed_error = rsc__error_node(d, "Connection closed.", NULL);
-  /* The root is awaited from the start, as a caller of createFromNodeStream
-   * does: its row is revived as soon as it arrives. */
-  rsc_chunk *root = d->json ? rsc__add_chunk(d, 0, CS_PENDING) : NULL;
-  if (!root || d->closed_error.kind != RSC_ERROR ||
-      (!(o.flags & RSC_OPT_LAZY_ROOT) &&
-       !rsc__add_listener(d, root, LK_NOOP, NULL, NULL, NULL, rsc__mk(RSC_NONE)))) {
+  if (!d->json || !start_stream(d, (uint64_t)(uintptr_t)&o)) {
     rsc_decoder_free(d);
     return NULL;
   }
   return d;
+}
+
+rsc_status rsc_decoder_reset(rsc_decoder *d) {
+  if (!d) return RSC_ERR_STATE;
+  /* Keep what holds memory; everything else starts again from zero. */
+  rsc_decoder keep = *d;
+  rsc__arena_reset(&keep.arena);
+  rsc__arena_reset(&keep.strings);
+  rsc__frame_reset(keep.frame);
+  if (keep.table.slots) memset(keep.table.slots, 0, keep.table.cap * sizeof *keep.table.slots);
+  memset(d, 0, sizeof *d);
+  d->opt = keep.opt;
+  d->arena = keep.arena;
+  d->strings = keep.strings;
+  d->frame = keep.frame;
+  d->json = keep.json;
+  d->table.slots = keep.table.slots;
+  d->table.cap = keep.table.cap;
+  d->table.order = keep.table.order;
+  d->table.order_cap = keep.table.order_cap;
+  d->jobs = keep.jobs;
+  d->jobs_cap = keep.jobs_cap;
+  d->walk = keep.walk;
+  d->walk_cap = keep.walk_cap;
+  if (!start_stream(d, keep.hash_seed)) {
+    rsc__fail(d, RSC_ERR_NOMEM, 0, -1, "out of memory");
+    return RSC_ERR_NOMEM;
+  }
+  return RSC_OK;
 }
 
 void rsc_decoder_free(rsc_decoder *d) {

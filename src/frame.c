@@ -65,6 +65,16 @@ void rsc__frame_free(rsc_frame *f) {
   rsc__heap_free(&al, f);
 }
 
+void rsc__frame_reset(rsc_frame *f) {
+  rsc_frame keep = *f;
+  memset(f, 0, sizeof *f);
+  f->alloc = keep.alloc;
+  f->lenient = keep.lenient;
+  f->max_row_bytes = keep.max_row_bytes;
+  f->buf = keep.buf;
+  f->buf_cap = keep.buf_cap;
+}
+
 bool rsc__frame_in_row(const rsc_frame *f) {
   return f->state != ROW_ID || f->id_digits > 0;
 }

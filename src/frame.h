@@ -39,6 +39,8 @@ typedef struct rsc_frame rsc_frame;
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */
 rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes);
 void rsc__frame_free(rsc_frame *f);
+/* Back to the start of a stream, keeping the gather buffer. */
+void rsc__frame_reset(rsc_frame *f);
 
 /* Feeds bytes. On a framing error returns its code and fills *err. */
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn,

@@ -1,6 +1,7 @@
 /* test_api.c - the public API only (include/rscflight.h). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,5 +310,48 @@ Test(api, undefined_iterator_items) {
   cr_expect_null(rsc_stream_at(s, 1));
   cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
   cr_expect_eq(rsc_node_kind(rsc_stream_end_value(s)), RSC_UNDEFINED);
+  rsc_decoder_free(d);
+}
+
+/* A reset clears the sticky error, the chunks and the mode (a dev row seen
+ * before), keeps the options, and the decoder works as new. */
+Test(api, reset_starts_a_new_stream) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  const char bad[] = "0:[1,\n";
+  rsc_decoder_feed(d, "1:\"x\"\n", 6);
+  rsc_decoder_feed(d, "zz", 2); /* bad id */
+  cr_assert_neq(rsc_decoder_error(d)->code, RSC_OK);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_expect_eq(rsc_decoder_error(d)->code, RSC_OK);
+  cr_expect_eq(rsc_decoder_bytes(d), 0);
+  cr_expect_null(rsc_decoder_chunk(d, 1), "chunk 1 of the old stream is gone");
+  const char good[] = "0:{\"a\":\"$1\"}\n1:[2]\n";
+  cr_assert_eq(rsc_decoder_feed(d, good, strlen(good)), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  const rsc_node *a = get(root_value(d), "a");
+  cr_expect_eq(rsc_node_number(rsc_node_at(a, 0)), 2);
+  cr_expect_eq(rsc_decoder_chunk_count(d), 2);
+  /* Errors come at offsets of the new stream. */
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  rsc_decoder_feed(d, bad, strlen(bad));
+  rsc_decoder_finish(d);
+  const rsc_node *r = rsc_chunk_value(rsc_decoder_root(d));
+  cr_expect(r == NULL || rsc_node_kind(r) != RSC_ARRAY);
+  /* A reset after finish, many times: memory stays bounded by the largest
+   * stream (blocks are reused, not added). */
+  size_t peak = 0;
+  for (int i = 0; i < 200; i++) {
+    cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+    char row[64];
+    int n = snprintf(row, sizeof row, "0:[\"$1\",%d]\n1:\"%0*d\"\n", i, 40, i);
+    cr_assert_eq(rsc_decoder_feed(d, row, (size_t)n), RSC_OK);
+    cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+    cr_expect_eq(rsc_node_number(rsc_node_at(root_value(d), 1)), i);
+    if (i == 10) peak = rsc_decoder_peak_memory(d);
+  }
+  cr_expect_eq(rsc_decoder_peak_memory(d), peak);
+  cr_expect_eq(rsc_decoder_reset(NULL), RSC_ERR_STATE);
   rsc_decoder_free(d);
 }

@@ -135,6 +135,42 @@ Test(fixtures, one_byte_and_random_pieces) {
   free(f);
 }
 
+/* rsc_decoder_reset: one decoder per option set, reset between fixtures
+ * (forwards, then backwards, so big payloads come before small ones too),
+ * decodes each fixture exactly as a fresh decoder does. */
+Test(fixtures, a_reset_decoder_decodes_like_a_new_one) {
+  size_t n;
+  fixture *f = load(&n);
+  if (!f) cr_skip_test("fixtures/react/index.json is missing");
+  rsc_decoder *keep[4] = {0};
+  const uint32_t sets[4] = {0, RSC_OPT_DEV, RSC_OPT_ALLOW_PARTIAL, RSC_OPT_DEV | RSC_OPT_ALLOW_PARTIAL};
+  for (size_t k = 0; k < 2 * n; k++) {
+    size_t i = k < n ? k : 2 * n - 1 - k;
+    size_t len;
+    char *buf = read_rel(f[i].file, &len);
+    int s = 0;
+    while (sets[s] != f[i].flags) s++;
+    if (!keep[s]) {
+      rsc_options opt;
+      rsc_options_init(&opt);
+      opt.flags = f[i].flags;
+      keep[s] = rsc_decoder_new(&opt);
+    } else {
+      cr_assert_eq(rsc_decoder_reset(keep[s]), RSC_OK);
+    }
+    rsc_decoder_feed(keep[s], buf, len);
+    rsc_decoder_finish(keep[s]);
+    char *got = ts_dump(keep[s]);
+    char *fresh = outcome(ts_decode(buf, len, 0, f[i].flags));
+    cr_expect(got && strcmp(got, fresh) == 0, "%s: reset decoder differs", f[i].file);
+    rsc_free(got);
+    free(fresh);
+    free(buf);
+  }
+  for (int s = 0; s < 4; s++) rsc_decoder_free(keep[s]);
+  free(f);
+}
+
 /* HTML pages (fixtures/html): the payload extracted from each page is the
  * payload its framework's runtime reads, and it decodes to the same dump. */
 Test(fixtures, html_pages_decode_like_their_payloads) {
