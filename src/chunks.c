@@ -499,6 +499,9 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
     ok = rsc__revive(d, holder, &thrown);
     json = *holder;
   }
+  /* Known before the chunk settles: a listener or the consumer hook may
+   * read chunks that wrap this one (revive.c asks). */
+  c->reaches = d->revive_reaches || !ok;
   if (ok) {
     rsc_listener *self = detach(c);
     for (rsc_listener *l = self; l; l = l->next) {
@@ -523,7 +526,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   }
   /* A value built from its own row alone, with no wrapper and no reference,
    * holds nothing a read-through would have to read. */
-  c->reaches = d->revive_reaches || !ok;
+  c->reaches |= !ok;
   d->revive_reaches = prev_reaches || c->reaches;
   d->init_depth--;
   d->initializing_handler = prev_handler;

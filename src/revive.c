@@ -558,9 +558,42 @@ static rsc_node halted_dep(rsc_decoder *d) {
   return rsc__mk(RSC_NULL);
 }
 
+/* Whether a value revived from a reference can lead a read-through to a
+ * chunk it must read: not when it is plain data of this chunk's own tree
+ * (a path back into it, "$0:props:users:3", which the read-through meets
+ * where it sits) or of a settled chunk that holds nothing to read (a text
+ * row, a model row without wrappers). Anything else may. */
+static bool ref_may_reach(const rsc_decoder *d, const rsc_chunk *c, uint8_t map, bool hopped,
+                          const rsc_node *out) {
+  if (map != MAP_MODEL || hopped) return true;
+  if (c != d->initializing_chunk && (c->state != CS_FULFILLED || c->reaches || c->stream))
+    return true;
+  switch (out->kind) {
+  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
+  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_BINARY: case RSC_ARRAY:
+  case RSC_OBJECT: case RSC_ELEMENT: case RSC_CLIENT_REF:
+    return false;
+  default:
+    return true;
+  }
+}
+
+static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const slot_ctx *sc,
+                           uint8_t map, rsc_node *out, rsc_node *thrown, bool *hopped,
+                           rsc_chunk **target);
+
 static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, const slot_ctx *sc,
                                uint8_t map, rsc_node *out, rsc_node *thrown) {
-  d->revive_reaches = true; /* the value comes from another chunk */
+  bool hopped = false;
+  rsc_chunk *target = NULL;
+  bool ok = outlined_model(d, ref, len, sc, map, out, thrown, &hopped, &target);
+  if (!ok || !target || ref_may_reach(d, target, map, hopped, out)) d->revive_reaches = true;
+  return ok;
+}
+
+static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const slot_ctx *sc,
+                           uint8_t map, rsc_node *out, rsc_node *thrown, bool *hopped,
+                           rsc_chunk **target) {
   size_t id_len;
   uint32_t nkeys;
   rsc_key *path = split_path(d, ref, len, &id_len, &nkeys);
@@ -569,6 +602,7 @@ static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, cons
   if (!c) return false;
   rsc__read_chunk(d, c);
   if (d->err.code) return false;
+  *target = c;
   switch (c->state) {
   case CS_FULFILLED: {
     rsc_node value = c->value;
@@ -577,6 +611,7 @@ static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, cons
       while (value.kind == RSC_LAZY) {
         rsc_chunk *rc = value.u.chunk;
         if (rsc__lazy_cycle(&hops, rc)) break; /* a cycle of lazies: no object */
+        *hopped = true;
         rsc__read_chunk(d, rc);
         switch (rc->state) {
         case CS_FULFILLED:
@@ -606,6 +641,7 @@ static bool get_outlined_model(rsc_decoder *d, const char *ref, size_t len, cons
     while (value.kind == RSC_LAZY) {
       rsc_chunk *rc = value.u.chunk;
       if (rsc__lazy_cycle(&hops, rc)) break; /* the lazy stays the value */
+      *hopped = true;
       rsc__read_chunk(d, rc);
       if (rc->state != CS_FULFILLED) break;
       value = rc->value;
@@ -657,7 +693,9 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   case '@': {
     rsc_chunk *c = rsc__get_chunk(d, rsc__parse_ref_id(rest, rlen));
     if (!c) return false;
-    d->revive_reaches = true;
+    /* A wrapper of a settled chunk with nothing to read inside (a client
+     * module's I row, a text row, plain data) leads a read-through nowhere. */
+    if (c->state != CS_FULFILLED || c->reaches || c->stream) d->revive_reaches = true;
     if (s[1] == 'L') {
       *out = rsc__lazy(c);
     } else {
@@ -816,6 +854,7 @@ static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_no
 typedef struct walk_frame {
   rsc_node *slot; /* the container's node (leaves are filled, never it)  */
   uint32_t i, n;  /* next child, child count                           */
+  bool outer_reaches; /* d->revive_reaches of the enclosing container    */
 } walk_frame;
 
 static bool walk_push(rsc_decoder *d, rsc_node *slot) {
@@ -834,6 +873,10 @@ static bool walk_push(rsc_decoder *d, rsc_node *slot) {
   f->slot = slot;
   f->i = 0;
   f->n = slot->len;
+  /* revive_reaches now says whether this container's subtree met a
+   * wrapper or a reference that may hold one (see the pop in walk). */
+  f->outer_reaches = d->revive_reaches;
+  d->revive_reaches = false;
   return true;
 }
 
@@ -864,12 +907,21 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     if (f->i == f->n) {
       /* Leaving the container. */
       uint32_t n = f->n;
+      bool outer = f->outer_reaches;
       d->walk_len--;
+      bool reaches = d->revive_reaches;
+      if (!reaches) {
+        /* Plain data once revived: the read-through at finish (rsc__force)
+         * need not enter it. */
+        v->flags &= (uint16_t)~NF_WALK;
+      }
       if (v->kind == RSC_ARRAY && n > 0 && rsc__is_marker(&v->u.items[0])) {
         rsc_node el;
         if (!create_element(d, v->u.items, n, &el)) ok = false;
         else *v = el;
+        if (v->kind != RSC_ELEMENT) reaches = true; /* blocked or errored: a lazy */
       }
+      d->revive_reaches = outer || reaches;
       continue;
     }
     uint32_t i = f->i++;
@@ -905,6 +957,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     *it = out;
     if (v->kind == RSC_OBJECT && it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
   }
+  if (d->walk_len > base) d->revive_reaches = true; /* stopped inside: assume so */
   d->walk_len = base;
   return ok;
 }
