@@ -18,6 +18,8 @@ static const char dev_row_message[] =
 
 const char *rsc_version(void) { return RSC_VERSION_STRING; }
 
+const char rsc__element_symbol[] = RSC_ELEMENT_SYMBOL;
+
 rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t row,
                      const char *msg) {
   if (d->err.code == RSC_OK) {
@@ -82,7 +84,7 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
   /* Differs per decoder and per run (heap and stack addresses move with
    * ASLR); no global state, so decoders stay independent. */
   d->hash_seed = rsc__hash_final((uint64_t)(uintptr_t)d ^ (salt << 21) ^ 0x9E3779B97F4A7C15ull);
-  d->marker = rsc__str(RSC_SYMBOL, RSC_ELEMENT_SYMBOL, sizeof(RSC_ELEMENT_SYMBOL) - 1);
+  d->marker = rsc__str(RSC_SYMBOL, rsc__element_symbol, sizeof(RSC_ELEMENT_SYMBOL) - 1);
   d->closed_error = rsc__error_node(d, "Connection closed.", NULL);
   rsc_chunk *root = rsc__add_chunk(d, 0, CS_PENDING);
   return root && d->closed_error.kind == RSC_ERROR &&

@@ -313,8 +313,14 @@ extern const char rsc__generic_error[];
 extern const char rsc__dev_default_error[];
 
 #define RSC_ELEMENT_SYMBOL "react.transitional.element"
+/* The marker's text, one copy: the "$" marker points at it, so the common
+ * case is a pointer compare ("$Sreact.transitional.element" is the same
+ * symbol, Symbol.for, and takes the memcmp). */
+extern const char rsc__element_symbol[];
 static inline bool rsc__is_marker(const rsc_node *n) {
-  return n->kind == RSC_SYMBOL && n->len == sizeof(RSC_ELEMENT_SYMBOL) - 1 &&
+  if (n->kind != RSC_SYMBOL) return false;
+  if (n->u.str == rsc__element_symbol) return true;
+  return n->len == sizeof(RSC_ELEMENT_SYMBOL) - 1 &&
          memcmp(n->u.str, RSC_ELEMENT_SYMBOL, n->len) == 0;
 }
 

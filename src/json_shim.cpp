@@ -1,10 +1,10 @@
 // json_shim.cpp - the only C++ file: simdjson's DOM -> rsc nodes, plus
 // double-conversion for JavaScript number text. Knows no "$" forms.
 //
-// One dom::parser per decoder keeps its buffers hot. The DOM is borrowed:
-// it is overwritten by the next row, so every string is copied into the
-// decoder's arena once, while the tree is converted in one walk. No
-// exception crosses into C.
+// One dom::parser per decoder keeps its buffers hot. The DOM's tape is
+// borrowed (the next row overwrites it) and converted in one walk; the
+// strings are not copied: simdjson writes them into a region of the
+// decoder's string arena (string_region below). No exception crosses into C.
 #include <simdjson.h>
 #include <double-conversion/double-conversion.h>
 
@@ -21,8 +21,8 @@ using namespace simdjson;
 // One open array or object of the tape walk below.
 struct open_container {
   rsc_node *node;     // the container's node (flags set when it closes)
-  rsc_node *items;    // arrays
-  rsc_member *members;// objects
+  rsc_node *items;    // arrays (NULL for objects)
+  rsc_member *members;// objects (NULL for arrays)
   uint32_t pos;
   uint16_t walk;      // NF_DOLLAR | NF_WALK seen in a child
   bool normalize;     // an index key or a possible duplicate key
@@ -123,125 +123,107 @@ struct tape_converter {
     return n;
   }
 
-  bool push(const open_container &c) {
-    if (depth == cap) {
-      size_t ncap = cap ? cap * 2 : 64;
-      auto *ns = static_cast<open_container *>(rsc__heap_realloc(
-          &d->arena.alloc, stack, cap * sizeof(open_container), ncap * sizeof(open_container)));
-      if (!ns) return false;
-      stack = ns;
-      cap = ncap;
-    }
-    stack[depth++] = c;
-    return true;
+  // Doubles the stack (kept across rows in rsc_json); NULL: out of memory.
+  open_container *grow() {
+    size_t ncap = cap ? cap * 2 : 64;
+    auto *ns = static_cast<open_container *>(rsc__heap_realloc(
+        &d->arena.alloc, stack, cap * sizeof(open_container), ncap * sizeof(open_container)));
+    if (!ns) return nullptr;
+    stack = ns;
+    cap = ncap;
+    return ns;
   }
-  size_t depth = 0;
 
   static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
 
-  size_t strings_end = 0; // bytes of the string buffer in use (for shrinking)
-
   // Strings stay where simdjson wrote them: the buffer is the decoder's.
-  const char *keep(const char *p, uint32_t n) {
-    size_t end = size_t(reinterpret_cast<const uint8_t *>(p) - strings) + n + 1;
-    if (end > strings_end) strings_end = end;
-    return p;
+  // simdjson writes them in tape order, so the last one met ends the
+  // region in use.
+  const char *last_str = nullptr;
+  uint32_t last_len = 0;
+  size_t strings_end() const {
+    if (!last_str) return 0;
+    return size_t(reinterpret_cast<const uint8_t *>(last_str) - strings) + last_len + 1;
   }
 
-  // Converts the document into *out. false: out of memory or a limit.
+  // Converts the document into *out in one loop. The loop keeps the tape,
+  // the stack and its depth in locals: stores through the node pointers
+  // could alias the members, and reloading them per value was a fifth of
+  // the walk. false: out of memory or a limit.
   bool run(rsc_node *out) {
+    const uint64_t *tp = tape;
+    const uint8_t *sb = strings;
+    open_container *stk = stack;
+    size_t dep = 0;
     size_t i = 1; // tape[0] is the root word
-    size_t end = size_t(payload(tape[0])) - 1; // the closing root word
-    while (i < end) {
-      uint64_t w = tape[i];
+    rsc_node *dst = out;
+    uint16_t root_walk = 0;
+    uint16_t *walk = &root_walk; // the flags of dst's container
+    for (;;) {
+      uint64_t w = tp[i];
       uint8_t t = type(w);
-      if (t == T_END_ARRAY || t == T_END_OBJECT) {
-        open_container &c = stack[--depth];
-        c.node->flags |= c.walk ? NF_WALK : 0;
-        if (c.normalize) rsc__object_normalize(d, c.node);
-        if (depth) stack[depth - 1].walk |= c.node->flags & (NF_DOLLAR | NF_WALK);
-        i++;
-        continue;
-      }
-      rsc_node *dst = out;
-      if (depth) {
-        open_container &top = stack[depth - 1];
-        if (top.members) {
-          // An object member: the key, then its value.
-          rsc_member *m = &top.members[top.pos++];
-          const char *k;
-          uint32_t kl;
-          string_at(w, &k, &kl);
-          m->key = keep(k, kl);
-          m->klen = kl;
-          m->pad = 0;
-          uint64_t bit = uint64_t(1) << ((kl * 7u + uint8_t(kl ? k[0] : 0) + uint8_t(kl ? k[kl - 1] : 0)) & 63);
-          if (top.key_bits & bit) top.normalize = true;
-          top.key_bits |= bit;
-          if (index_key(k, kl)) top.normalize = true;
-          if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
-            top.node->flags |= NF_PROTO;
-            top.walk |= NF_WALK;
-          }
-          dst = &m->val;
-          w = tape[++i];
-          t = type(w);
-        } else {
-          dst = &top.items[top.pos++];
-        }
-      }
       switch (t) {
-      case T_ARRAY: {
-        uint32_t n = count_at(i);
-        rsc_node *items = rsc__alloc_nodes(d, n ? n : 1);
-        if (!items) return false;
-        *dst = rsc__mk(RSC_ARRAY);
-        dst->u.items = items;
-        dst->len = n;
-        if (!push(open_container{dst, items, nullptr, 0, 0, false, 0})) return false;
+      case T_STRING: {
+        const uint8_t *sp = sb + payload(w);
+        uint32_t n;
+        std::memcpy(&n, sp, 4);
+        const char *p = reinterpret_cast<const char *>(sp + 4);
+        last_str = p;
+        last_len = n;
+        *dst = rsc__str(RSC_STRING, p, n);
+        if (n && p[0] == '$') {
+          dst->flags = NF_DOLLAR;
+          *walk |= NF_DOLLAR;
+        }
         i++;
         break;
       }
+      case T_ARRAY:
       case T_OBJECT: {
         uint32_t n = count_at(i);
-        auto *m = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
-        if (!m) return false;
-        *dst = rsc__mk(RSC_OBJECT);
-        dst->u.members = m;
-        dst->len = n;
-        if (!push(open_container{dst, nullptr, m, 0, 0, false, 0})) return false;
-        i++;
-        break;
-      }
-      case T_STRING: {
-        const char *p;
-        uint32_t n;
-        string_at(w, &p, &n);
-        *dst = rsc__str(RSC_STRING, keep(p, n), n);
-        if (n && p[0] == '$') {
-          dst->flags |= NF_DOLLAR;
-          if (depth) stack[depth - 1].walk |= NF_DOLLAR;
+        if (dep == cap && !(stk = grow())) return false;
+        open_container &c = stk[dep++];
+        c.node = dst;
+        c.pos = 0;
+        c.walk = 0;
+        c.normalize = false;
+        c.key_bits = 0;
+        if (t == T_ARRAY) {
+          rsc_node *items = rsc__alloc_nodes(d, n ? n : 1);
+          if (!items) return false;
+          *dst = rsc__mk(RSC_ARRAY);
+          dst->u.items = items;
+          c.items = items;
+          c.members = nullptr;
+        } else {
+          auto *m = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
+          if (!m) return false;
+          *dst = rsc__mk(RSC_OBJECT);
+          dst->u.members = m;
+          c.items = nullptr;
+          c.members = m;
         }
+        dst->len = n;
         i++;
         break;
       }
       case T_INT64: {
         int64_t v;
-        std::memcpy(&v, &tape[i + 1], 8);
+        std::memcpy(&v, &tp[i + 1], 8);
         *dst = rsc__num(double(v));
         i += 2;
         break;
       }
       case T_UINT64: {
         uint64_t v;
-        std::memcpy(&v, &tape[i + 1], 8);
+        std::memcpy(&v, &tp[i + 1], 8);
         *dst = rsc__num(double(v));
         i += 2;
         break;
       }
       case T_DOUBLE: {
         double v;
-        std::memcpy(&v, &tape[i + 1], 8);
+        std::memcpy(&v, &tp[i + 1], 8);
         *dst = rsc__num(v);
         i += 2;
         break;
@@ -257,8 +239,54 @@ struct tape_converter {
         i++;
         break;
       }
+      // The next slot: close what ended, then the next item or member.
+      for (;;) {
+        if (dep == 0) return true;
+        open_container &top = stk[dep - 1];
+        w = tp[i];
+        t = type(w);
+        if (t == T_END_ARRAY || t == T_END_OBJECT) {
+          rsc_node *node = top.node;
+          node->flags |= top.walk ? NF_WALK : 0;
+          if (top.normalize) rsc__object_normalize(d, node);
+          dep--;
+          if (dep) stk[dep - 1].walk |= node->flags & (NF_DOLLAR | NF_WALK);
+          i++;
+          continue;
+        }
+        if (top.members) {
+          // An object member: the key, then its value.
+          rsc_member *m = &top.members[top.pos++];
+          const uint8_t *sp = sb + payload(w);
+          uint32_t kl;
+          std::memcpy(&kl, sp, 4);
+          const char *k = reinterpret_cast<const char *>(sp + 4);
+          last_str = k;
+          last_len = kl;
+          m->key = k;
+          m->klen = kl;
+          m->pad = 0;
+          if (kl) {
+            uint64_t bit = uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63);
+            if ((top.key_bits & bit) || index_key(k, kl)) top.normalize = true;
+            top.key_bits |= bit;
+            if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
+              top.node->flags |= NF_PROTO;
+              top.walk |= NF_WALK;
+            }
+          } else {
+            if (top.key_bits & 1) top.normalize = true;
+            top.key_bits |= 1;
+          }
+          dst = &m->val;
+          i++;
+        } else {
+          dst = &top.items[top.pos++];
+        }
+        walk = &top.walk; // valid until the stack grows, which only a container does
+        break;
+      }
     }
-    return true;
   }
 };
 
@@ -350,7 +378,7 @@ extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t 
     bool ok = c.run(out);
     j->stack = c.stack;
     j->stack_cap = c.cap;
-    strings.finish(c.strings_end);
+    strings.finish(c.strings_end());
     if (!ok) return j->d->err.code == RSC_ERR_LIMIT ? JSON_LIMIT : JSON_NOMEM;
     return JSON_OK;
   } catch (...) {

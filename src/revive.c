@@ -857,26 +857,17 @@ typedef struct walk_frame {
   bool outer_reaches; /* d->revive_reaches of the enclosing container    */
 } walk_frame;
 
-static bool walk_push(rsc_decoder *d, rsc_node *slot) {
-  if (d->walk_len == d->walk_cap) {
-    size_t cap = d->walk_cap ? d->walk_cap * 2 : 64;
-    walk_frame *w = (walk_frame *)rsc__heap_realloc(&d->arena.alloc, d->walk,
-                                                    d->walk_cap * sizeof *w, cap * sizeof *w);
-    if (!w) {
-      rsc__alloc_fail(d);
-      return false;
-    }
-    d->walk = w;
-    d->walk_cap = cap;
+/* Grows the walk stack; false: out of memory (recorded). */
+static bool walk_grow(rsc_decoder *d) {
+  size_t cap = d->walk_cap ? d->walk_cap * 2 : 64;
+  walk_frame *w = (walk_frame *)rsc__heap_realloc(&d->arena.alloc, d->walk,
+                                                  d->walk_cap * sizeof *w, cap * sizeof *w);
+  if (!w) {
+    rsc__alloc_fail(d);
+    return false;
   }
-  walk_frame *f = &d->walk[d->walk_len++];
-  f->slot = slot;
-  f->i = 0;
-  f->n = slot->len;
-  /* revive_reaches now says whether this container's subtree met a
-   * wrapper or a reference that may hold one (see the pop in walk). */
-  f->outer_reaches = d->revive_reaches;
-  d->revive_reaches = false;
+  d->walk = w;
+  d->walk_cap = cap;
   return true;
 }
 
@@ -887,7 +878,13 @@ static bool needs_walk(const rsc_node *it) {
 
 /* React's reviveModel, depth first and in key order: "$" strings are
  * parsed as they are met, an array whose slot 0 is the element marker
- * becomes an element once all its slots are revived. */
+ * becomes an element once all its slots are revived.
+ *
+ * The stack top lives in locals (len; the array in d->walk): stores into
+ * nodes could alias the decoder, and reloading both per child was a fifth
+ * of the walk. parse_model_string may run a nested walk (a reference that
+ * initialises a chunk), which stacks above `len` and may move the array:
+ * d->walk_len is set before and the array reread after. */
 static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
   if (root->kind == RSC_STRING) {
     if (!(root->flags & NF_DOLLAR)) return true;
@@ -899,16 +896,34 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     return true;
   }
   if (!needs_walk(root)) return true;
-  size_t base = d->walk_len;
-  bool ok = walk_push(d, root);
-  while (ok && d->walk_len > base) {
-    walk_frame *f = &d->walk[d->walk_len - 1];
+  const size_t base = d->walk_len;
+  size_t len = base;
+  bool ok = true;
+  rsc_node *push = root; /* a container to open before the next step */
+  while (ok) {
+    if (push) {
+      if (len == d->walk_cap && !walk_grow(d)) {
+        ok = false;
+        break;
+      }
+      walk_frame *nf = &d->walk[len++];
+      nf->slot = push;
+      nf->i = 0;
+      nf->n = push->len;
+      /* revive_reaches now says whether this container's subtree met a
+       * wrapper or a reference that may hold one (see the pop below). */
+      nf->outer_reaches = d->revive_reaches;
+      d->revive_reaches = false;
+      push = NULL;
+    }
+    if (len == base) break;
+    walk_frame *f = &d->walk[len - 1];
     rsc_node *v = f->slot;
     if (f->i == f->n) {
       /* Leaving the container. */
       uint32_t n = f->n;
       bool outer = f->outer_reaches;
-      d->walk_len--;
+      len--;
       bool reaches = d->revive_reaches;
       if (!reaches) {
         /* Plain data once revived: the read-through at finish (rsc__force)
@@ -931,6 +946,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     uint32_t klen = 0;
     if (v->kind == RSC_ARRAY) {
       it = &v->u.items[i];
+      if (!needs_walk(it)) continue;
       child = (slot_ctx){it, v->u.items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
     } else {
       rsc_member *m = &v->u.members[i];
@@ -940,24 +956,26 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
         continue;
       }
       it = &m->val;
+      if (!needs_walk(it)) continue;
       child = (slot_ctx){it, NULL, -1};
       key = m->key;
       klen = m->klen;
     }
-    if (!needs_walk(it)) continue;
     if (it->kind != RSC_STRING) {
-      ok = walk_push(d, it);
+      push = it;
       continue;
     }
     rsc_node out;
-    if (!parse_model_string(d, &child, key, klen, &out, thrown) || d->err.code) {
+    d->walk_len = len;
+    bool parsed = parse_model_string(d, &child, key, klen, &out, thrown);
+    if (!parsed || d->err.code) {
       ok = false;
       continue;
     }
     *it = out;
     if (v->kind == RSC_OBJECT && it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
   }
-  if (d->walk_len > base) d->revive_reaches = true; /* stopped inside: assume so */
+  if (len > base) d->revive_reaches = true; /* stopped inside: assume so */
   d->walk_len = base;
   return ok;
 }
