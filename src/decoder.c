@@ -486,8 +486,19 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   }
 }
 
+static rsc_status feed(rsc_decoder *d, const char *buf, size_t len);
+
 rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
   if (!d) return RSC_ERR_STATE;
+  if (d->err.code == RSC_OK && !d->finished &&
+      rsc__frame_append_small(d->frame, (const uint8_t *)buf, len, d->opt.limits.max_total_bytes))
+    return RSC_OK; /* a few bytes of a row still being gathered */
+  return feed(d, buf, len);
+}
+
+/* Apart from rsc_decoder_feed, so that a feed of one byte does not pay
+ * the frame of this one. */
+__attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf, size_t len) {
   if (d->err.code) return d->err.code;
   if (d->finished)
     return rsc__fail(d, RSC_ERR_STATE, rsc__frame_offset(d->frame), -1, "feed after finish");

@@ -132,32 +132,40 @@ static void reset_row(rsc_frame *f) {
   f->buf_len = 0;
 }
 
+bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len, uint64_t max_total) {
+  /* Small pieces in the middle of a row (a network that delivers a few
+   * bytes at a time) only append: no state machine, no calls. Its own
+   * function, so the feed of one byte does not pay the prologue of the
+   * whole state machine. */
+  if (len == 1 && f->state == ROW_CHUNK_BY_NEWLINE && chunk[0] != '\n' &&
+      f->buf_len + 1 + RSC_FRAME_PADDING <= f->buf_cap && f->buf_len < f->max_row_bytes &&
+      (!max_total || f->offset < max_total)) {
+    /* One byte of a model row: the commonest tiny feed. */
+    f->buf[f->buf_len++] = chunk[0];
+    f->offset++;
+    return true;
+  }
+  if (len > 16 || f->buf_len + len + RSC_FRAME_PADDING > f->buf_cap ||
+      f->buf_len + len > f->max_row_bytes || (max_total && f->offset + len > max_total))
+    return false;
+  if (f->state == ROW_CHUNK_BY_NEWLINE) {
+    for (size_t k = 0; k < len; k++)
+      if (chunk[k] == '\n') return false;
+  } else if (f->state == ROW_CHUNK_BY_LENGTH && f->row_tag != 'b') {
+    if (len >= f->row_length) return false;
+    f->row_length -= len;
+  } else {
+    return false;
+  }
+  uint8_t *d = f->buf + f->buf_len;
+  for (size_t k = 0; k < len; k++) d[k] = chunk[k];
+  f->buf_len += len;
+  f->offset += len;
+  return true;
+}
+
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err) {
-  /* Small pieces in the middle of a row (a network that delivers a few
-   * bytes at a time) only append: no state machine, no calls. */
-  if (len <= 16 && f->buf_len + len + RSC_FRAME_PADDING <= f->buf_cap &&
-      f->buf_len + len <= f->max_row_bytes) {
-    bool more = false;
-    if (f->state == ROW_CHUNK_BY_NEWLINE) {
-      more = true;
-      for (size_t k = 0; k < len; k++)
-        if (chunk[k] == '\n') {
-          more = false;
-          break;
-        }
-    } else if (f->state == ROW_CHUNK_BY_LENGTH && f->row_tag != 'b') {
-      more = len < f->row_length;
-      if (more) f->row_length -= len;
-    }
-    if (more) {
-      uint8_t *d = f->buf + f->buf_len;
-      for (size_t k = 0; k < len; k++) d[k] = chunk[k];
-      f->buf_len += len;
-      f->offset += len;
-      return RSC_OK;
-    }
-  }
   size_t i = 0;
   const uint64_t base = f->offset;
   while (i < len) {

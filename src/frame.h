@@ -46,6 +46,11 @@ void rsc__frame_reset(rsc_frame *f);
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err);
 
+/* The fast path of a small feed (at most 16 bytes) in the middle of a row
+ * being gathered: appends and returns true, or returns false having done
+ * nothing (then call rsc__frame_feed). max_total: the total size limit
+ * (0: none), which the append must not cross. */
+bool rsc__frame_append_small(rsc_frame *f, const uint8_t *buf, size_t len, uint64_t max_total);
 /* Whether the stream ended in the middle of a row (React drops it). */
 bool rsc__frame_in_row(const rsc_frame *f);
 /* Total bytes fed. */
