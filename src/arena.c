@@ -66,10 +66,16 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
     if (want < size) want = size;
     size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
     if (want > SIZE_MAX - hdr) return NULL;
-    if (a->spare && a->spare->size >= size) {
-      /* A block kept by a reset: already mapped and touched. */
-      b = a->spare;
-      a->spare = b->prev;
+    /* A block kept by a reset (already mapped and touched): the smallest
+     * that fits, so the big block kept for a big row is still there when
+     * that row comes again, not allocated anew beside it. The list is
+     * short (blocks grow geometrically). */
+    rsc_arena_block **link = NULL;
+    for (rsc_arena_block **l = &a->spare; *l; l = &(*l)->prev)
+      if ((*l)->size >= size && (!link || (*l)->size < (*link)->size)) link = l;
+    if (link) {
+      b = *link;
+      *link = b->prev;
       b->prev = a->head;
       b->used = 0;
       a->head = b;

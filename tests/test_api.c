@@ -352,6 +352,28 @@ Test(api, reset_starts_a_new_stream) {
     if (i == 10) peak = rsc_decoder_peak_memory(d);
   }
   cr_expect_eq(rsc_decoder_peak_memory(d), peak);
+  /* A big row between small ones: its big blocks are found again after a
+   * reset (the smallest spare that fits), not allocated anew beside them. */
+  size_t big = (size_t)3 << 20;
+  char *text = malloc(big + 256);
+  cr_assert(text);
+  for (int i = 0; i < 12; i++) {
+    cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+    size_t n = 0;
+    for (int k = 0; k < 50; k++) n += (size_t)sprintf(text + n, "%x:[%d,\"x\"]\n", k + 2, k);
+    n += (size_t)sprintf(text + n, "1:\"");
+    memset(text + n, 'a', big);
+    n += big;
+    n += (size_t)sprintf(text + n, "\"\n0:[\"$1\",\"$2\"]\n");
+    cr_assert_eq(rsc_decoder_feed(d, text, n), RSC_OK);
+    cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+    size_t slen = 0;
+    cr_expect(rsc_node_string(rsc_node_at(root_value(d), 0), &slen) && slen == big);
+    if (i == 0) peak = rsc_decoder_peak_memory(d);
+    if (i > 0) cr_expect_eq(rsc_decoder_peak_memory(d), peak, "round %d: %zu, was %zu", i,
+                            rsc_decoder_peak_memory(d), peak);
+  }
+  free(text);
   cr_expect_eq(rsc_decoder_reset(NULL), RSC_ERR_STATE);
   rsc_decoder_free(d);
 }
