@@ -724,9 +724,12 @@ def threads(runner, payloads, rounds, nthreads):
             continue
         rows.append([r["class"], str(r["bytes"]), fmt_ns(r["one_ns"]), fmt_ns(r["batch_ns"]),
                      fmt_ratio(r["speedup"]), fmt_pct(r["speedup"] / nthreads if r["speedup"] else None)])
-    note = ("%d decoders on %d threads, each decoding the payload once per batch, against one decoder; "
-            "speedup = %d x time(1) / time(batch), median of per-round values (ideal: %d.00x; the machine has %s cores)."
-            % (nthreads, nthreads, nthreads, nthreads, os.cpu_count()))
+    note = ("%d decoders on %d threads against one decoder, each thread reusing its decoder (--reuse). "
+            "The threads start and end each batch together (barriers); a batch holds as many decodes per "
+            "thread as take about 2 ms, and '%d threads' is the batch's wall time per decode round. "
+            "speedup = %d x time(1) / time(batch), median of per-round values (ideal: %d.00x; the machine has "
+            "%s cores)."
+            % (nthreads, nthreads, nthreads, nthreads, nthreads, os.cpu_count()))
     return out, head, rows, note
 
 

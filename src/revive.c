@@ -798,7 +798,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
 static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
   rsc_element *el = (rsc_element *)rsc__alloc(d, sizeof *el);
   if (!el) return false;
-  memset(el, 0, sizeof *el);
+  el->validated = 0; /* every other field is set below */
   rsc_node undef = rsc__mk(RSC_UNDEFINED);
   el->type = len > 1 ? tuple[1] : undef;
   el->key = len > 2 ? tuple[2] : undef;
@@ -963,6 +963,12 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     }
     if (it->kind != RSC_STRING) {
       push = it;
+      continue;
+    }
+    if (it->len == 1 && !d->initializing_handler) {
+      /* The element marker outside any blocking scope (most of them):
+       * nothing to open, no call. */
+      *it = d->marker;
       continue;
     }
     rsc_node out;
