@@ -894,10 +894,24 @@ static void fw_push(force_walk *f, const rsc_node *n) {
   f->stack[f->len++] = n;
 }
 
-/* Adds an identity; false when it was there already. */
+/* Adds an identity; false when it was there already. One probe: the
+ * read-through meets every chunk and shared container here. */
 static bool fw_first(force_walk *f, uintptr_t id) {
-  if (seen_get(&f->seen, id) != NO_PLACE) return false;
-  if (!seen_put(&f->seen, id, 0)) {
+  seen_map *m = &f->seen;
+  if (m->cap) {
+    size_t h = (size_t)hash_ptr(id) & (m->cap - 1);
+    while (m->keys[h]) {
+      if (m->keys[h] == id) return false;
+      h = (h + 1) & (m->cap - 1);
+    }
+    if ((m->count + 1) * 2 <= m->cap) {
+      m->keys[h] = id;
+      m->places[h] = 0;
+      m->count++;
+      return true;
+    }
+  }
+  if (!seen_put(m, id, 0)) { /* grows the table */
     f->fail = true;
     return false;
   }
@@ -1006,6 +1020,18 @@ void rsc__force(rsc_decoder *d) {
   force_walk f;
   memset(&f, 0, sizeof f);
   f.d = d;
+  /* Sized for every chunk at once (each chunk read is an identity): no
+   * rehashing while the walk grows the map. */
+  size_t want = 256;
+  while (want < 2 * (d->table.count + 64)) want *= 2;
+  f.seen.keys = (uintptr_t *)calloc(want, sizeof *f.seen.keys);
+  f.seen.places = (uint32_t *)calloc(want, sizeof *f.seen.places);
+  if (f.seen.keys && f.seen.places) {
+    f.seen.cap = want;
+  } else {
+    seen_free(&f.seen);
+    memset(&f.seen, 0, sizeof f.seen);
+  }
   fw_chunk(&f, root);
   while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
   if (f.fail) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
