@@ -171,6 +171,25 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
   while (i < len) {
     switch (f->state) {
     case ROW_ID: {
+      if (f->id_digits == 0 && !f->lenient) {
+        /* A whole id and its ':' in this buffer (nearly every row): one
+         * tight loop. Anything else, errors included, goes byte by byte. */
+        size_t k = i;
+        uint32_t v = 0;
+        int h;
+        while (k < len && k - i < 7 && (h = hex_digit(chunk[k])) >= 0) {
+          v = v * 16 + (uint32_t)h;
+          k++;
+        }
+        if (k > i && k < len && chunk[k] == ':') {
+          f->row_start = base + i;
+          f->row_id = v;
+          f->id_digits = (int)(k - i);
+          f->state = ROW_TAG;
+          i = k + 1;
+          continue;
+        }
+      }
       uint8_t c = chunk[i];
       if (f->id_digits == 0) f->row_start = base + i;
       i++;
