@@ -7,7 +7,9 @@
  *     decoder) and every block the decoder took is given back;
  *   - without it, the same payload fed whole gives the same error and the
  *     same dump as the chosen feed pattern (splitting must not matter),
- *     except for 'b' rows, whose pieces React delivers as they come. */
+ *     except for 'b' rows, whose pieces React delivers as they come;
+ *   - the decoder reset (rsc_decoder_reset) and fed the payload again gives
+ *     the same error and dump as the first time. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,10 +18,9 @@
 
 #include "fuzz_common.h"
 
-static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int mode,
-                           char **dump, rsc_error *err) {
+static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8_t *p,
+                                size_t n, int mode, char **dump, rsc_error *err) {
   *dump = NULL;
-  rsc_decoder *d = rsc_decoder_new(&fo->opt);
   if (!d) return NULL;
   fuzz_feed(d, p, n, mode, fo->mode_byte);
   rsc_status st = rsc_decoder_finish(d);
@@ -40,6 +41,11 @@ static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int 
     if (*dump) FUZZ_CHECK(strlen(*dump) == len);
   }
   return d;
+}
+
+static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int mode,
+                           char **dump, rsc_error *err) {
+  return decode_into(rsc_decoder_new(&fo->opt), fo, p, n, mode, dump, err);
 }
 
 /* React delivers a 'b' row's pieces as they arrive (FLIGHT-PROTOCOL 2.5):
@@ -101,6 +107,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rsc_free(dump2);
     rsc_decoder_free(d2);
   }
+  /* Reset and decode again: nothing of the first stream may leak into the
+   * second (memory is reused, state is not). */
+  FUZZ_CHECK(rsc_decoder_reset(d) == RSC_OK);
+  char *dump3;
+  rsc_error err3;
+  decode_into(d, &fo, p, n, fo.mode, &dump3, &err3);
+  if (err.code != err3.code || err.offset != err3.offset || err.row_id != err3.row_id ||
+      (dump == NULL) != (dump3 == NULL) || (dump && strcmp(dump, dump3) != 0)) {
+    fprintf(stderr, "first: %d @%llu (%s)\nafter reset: %d @%llu (%s)\n", err.code,
+            (unsigned long long)err.offset, dump ? dump : "(null)", err3.code,
+            (unsigned long long)err3.offset, dump3 ? dump3 : "(null)");
+    abort();
+  }
+  rsc_free(dump3);
   rsc_free(dump);
   rsc_decoder_free(d);
   return 0;
