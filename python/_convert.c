@@ -972,14 +972,51 @@ static int check_ready(void) {
 
 /* Decodes a whole payload with the GIL released. NULL (exception set) when
  * memory ran out; a decoder error is left in the decoder. */
-static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits) {
-  rsc_options opt;
-  Py_buffer buf;
-  if (!check_ready() || parse_options(flags, limits, &opt) < 0 || get_data(data, &buf) < 0)
-    return NULL;
+/* One-shot decodes (loads, canonical_dump) reuse a few decoders: a fresh
+ * decoder touches fresh memory, and its page faults were up to half of a
+ * decode. Only decoders that read at most POOL_MAX_BYTES are kept (their
+ * arenas and simdjson's buffers scale with the payload), so what the pool
+ * holds stays small. The pool is only touched with the GIL held. */
+#define POOL_SIZE 2
+#define POOL_MAX_BYTES ((uint64_t)1 << 20)
+static struct {
   rsc_decoder *d;
+  rsc_options opt;
+} pool[POOL_SIZE];
+static int pool_len;
+
+static rsc_decoder *pool_take(const rsc_options *opt) {
+  for (int i = pool_len; i-- > 0;)
+    if (memcmp(&pool[i].opt, opt, sizeof *opt) == 0) {
+      rsc_decoder *d = pool[i].d;
+      pool[i] = pool[--pool_len];
+      return d;
+    }
+  return NULL;
+}
+
+static void pool_give(rsc_decoder *d, const rsc_options *opt) {
+  if (d && pool_len < POOL_SIZE && rsc_decoder_bytes(d) <= POOL_MAX_BYTES) {
+    pool[pool_len].d = d;
+    pool[pool_len].opt = *opt;
+    pool_len++;
+    return;
+  }
+  rsc_decoder_free(d);
+}
+
+static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits,
+                               rsc_options *opt) {
+  Py_buffer buf;
+  if (!check_ready() || parse_options(flags, limits, opt) < 0 || get_data(data, &buf) < 0)
+    return NULL;
+  rsc_decoder *d = pool_take(opt);
   Py_BEGIN_ALLOW_THREADS
-  d = rsc_decoder_new(&opt);
+  if (d && rsc_decoder_reset(d) != RSC_OK) {
+    rsc_decoder_free(d);
+    d = NULL;
+  }
+  if (!d) d = rsc_decoder_new(opt);
   if (d) {
     rsc_decoder_feed(d, (const char *)buf.buf, (size_t)buf.len);
     rsc_decoder_finish(d);
@@ -1011,7 +1048,8 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyErr_SetString(PyExc_TypeError, "_decode(data, flags, limits)");
     return NULL;
   }
-  rsc_decoder *d = decode_all(args[0], args[1], args[2]);
+  rsc_options opt;
+  rsc_decoder *d = decode_all(args[0], args[1], args[2], &opt);
   if (!d) return NULL;
   const rsc_error *e = rsc_decoder_error(d);
   PyObject *r = NULL;
@@ -1020,14 +1058,16 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
   } else {
     memo m = {NULL, 0, 0, 0}; /* borrowed: the result holds every object */
     conv c = {&m, NULL, 0, 0, NULL, 0, NULL};
-    /* a start for the memo (it grows): a value with identity for about
-     * every 8 nodes of 16 bytes the decoder holds */
-    if (memo_reserve(&m, rsc_decoder_peak_memory(d) / 128) < 0) PyErr_Clear();
+    /* a start for the memo (it grows): about one value with identity per
+     * 32 bytes of payload (not the decoder's memory: a reused decoder
+     * holds what its largest payload needed) */
+    if (memo_reserve(&m, (size_t)(rsc_decoder_bytes(d) / 32)) < 0) PyErr_Clear();
     r = root_result(&c, d);
     conv_free(&c);
     memo_clear(&m);
   }
-  rsc_decoder_free(d);
+  /* The result holds no pointer into the decoder (loads converts all). */
+  pool_give(d, &opt);
   return r;
 }
 
@@ -1056,13 +1096,14 @@ static PyObject *py_dump(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   }
   int pretty = PyLong_AsLong(args[3]);
   if (pretty == -1 && PyErr_Occurred()) return NULL;
-  rsc_decoder *d = decode_all(args[0], args[1], args[2]);
+  rsc_options opt;
+  rsc_decoder *d = decode_all(args[0], args[1], args[2], &opt);
   if (!d) return NULL;
   PyObject *r;
   const rsc_error *e = rsc_decoder_error(d);
   if (e->code != RSC_OK) r = raise_decode_error(e);
   else r = dump_text(d, pretty);
-  rsc_decoder_free(d);
+  pool_give(d, &opt);
   return r;
 }
 

@@ -223,3 +223,21 @@ def test_unknown_chunk():
     d.feed(b"0:1\n")
     with pytest.raises(KeyError):
         d.chunk(5)
+
+
+def test_reused_decoders_keep_no_state_between_calls():
+    """loads and canonical_dump reuse a few decoders (rsc_decoder_reset):
+    options, errors and values of one call never reach the next."""
+    deep = b"0:" + b"[" * 50 + b"]" * 50 + b"\n"
+    nested = R.loads(deep)
+    for _ in range(3):
+        with pytest.raises(R.DecodeError) as e:
+            R.loads(deep, limits={"max_depth": 10})
+        assert e.value.code == lib.RSC_ERR_LIMIT
+        assert R.loads(deep) == nested  # the default limits again
+        with pytest.raises(R.DecodeError) as e:
+            R.loads(b"0:1\nzz:2\n")
+        assert (e.value.code, e.value.offset) == (lib.RSC_ERR_BAD_ID, 4)
+        assert R.loads(b'0:{"a":"$1"}\n1:[2]\n') == {"a": [2]}
+        assert R.loads(b"0:5\n") == 5  # no chunk 1 from the call before
+        assert R.canonical_dump(b'0:"$1"\n1:"x"\n', compact=True) == '{"ok":"x"}\n'
