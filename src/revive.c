@@ -885,6 +885,23 @@ static bool needs_walk(const rsc_node *it) {
  * of the walk. parse_model_string may run a nested walk (a reference that
  * initialises a chunk), which stacks above `len` and may move the array:
  * d->walk_len is set before and the array reread after. */
+/* One "$" string child revived in place; false on an error. */
+static bool revive_string(rsc_decoder *d, rsc_node *v, rsc_node *it, const slot_ctx *child,
+                          const char *key, uint32_t klen, size_t len, rsc_node *thrown) {
+  if (it->len == 1 && !d->initializing_handler) {
+    /* The element marker outside any blocking scope (most of them):
+     * nothing to open, no call. */
+    *it = d->marker;
+    return true;
+  }
+  rsc_node out;
+  d->walk_len = len;
+  if (!parse_model_string(d, child, key, klen, &out, thrown) || d->err.code) return false;
+  *it = out;
+  if (v->kind == RSC_OBJECT && it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
+  return true;
+}
+
 static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
   if (root->kind == RSC_STRING) {
     if (!(root->flags & NF_DOLLAR)) return true;
@@ -919,67 +936,65 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     if (len == base) break;
     walk_frame *f = &d->walk[len - 1];
     rsc_node *v = f->slot;
-    if (f->i == f->n) {
-      /* Leaving the container. */
-      uint32_t n = f->n;
-      bool outer = f->outer_reaches;
-      len--;
-      bool reaches = d->revive_reaches;
-      if (!reaches) {
-        /* Plain data once revived: the read-through at finish (rsc__force)
-         * need not enter it. */
-        v->flags &= (uint16_t)~NF_WALK;
-      }
-      if (v->kind == RSC_ARRAY && n > 0 && rsc__is_marker(&v->u.items[0])) {
-        rsc_node el;
-        if (!create_element(d, v->u.items, n, &el)) ok = false;
-        else *v = el;
-        if (v->kind != RSC_ELEMENT) reaches = true; /* blocked or errored: a lazy */
-      }
-      d->revive_reaches = outer || reaches;
-      continue;
-    }
-    uint32_t i = f->i++;
-    rsc_node *it;
-    slot_ctx child;
-    const char *key = NULL;
-    uint32_t klen = 0;
+    /* The children from f->i on, in one loop, until one must be entered.
+     * A string child may run a nested walk that moves d->walk: f is
+     * fetched again after it. */
+    uint32_t i = f->i, n = f->n;
     if (v->kind == RSC_ARRAY) {
-      it = &v->u.items[i];
-      if (!needs_walk(it)) continue;
-      child = (slot_ctx){it, v->u.items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
-    } else {
-      rsc_member *m = &v->u.members[i];
-      if ((v->flags & NF_PROTO) && key_is(m->key, m->klen, "__proto__")) {
-        m->val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
-        v->flags |= NF_HOLES;
-        continue;
+      rsc_node *items = v->u.items;
+      for (; i < n && !push; i++) {
+        rsc_node *it = &items[i];
+        if (it->kind == RSC_STRING) {
+          if (!(it->flags & NF_DOLLAR)) continue;
+          slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
+          if (!revive_string(d, v, it, &child, NULL, 0, len, thrown)) {
+            ok = false;
+            break;
+          }
+        } else if ((it->kind == RSC_ARRAY || it->kind == RSC_OBJECT) && (it->flags & NF_WALK)) {
+          push = it;
+        }
       }
-      it = &m->val;
-      if (!needs_walk(it)) continue;
-      child = (slot_ctx){it, NULL, -1};
-      key = m->key;
-      klen = m->klen;
+    } else {
+      for (; i < n && !push; i++) {
+        rsc_member *m = &v->u.members[i];
+        if ((v->flags & NF_PROTO) && key_is(m->key, m->klen, "__proto__")) {
+          m->val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
+          v->flags |= NF_HOLES;
+          continue;
+        }
+        rsc_node *it = &m->val;
+        if (it->kind == RSC_STRING) {
+          if (!(it->flags & NF_DOLLAR)) continue;
+          slot_ctx child = {it, NULL, -1};
+          if (!revive_string(d, v, it, &child, m->key, m->klen, len, thrown)) {
+            ok = false;
+            break;
+          }
+        } else if ((it->kind == RSC_ARRAY || it->kind == RSC_OBJECT) && (it->flags & NF_WALK)) {
+          push = it;
+        }
+      }
     }
-    if (it->kind != RSC_STRING) {
-      push = it;
-      continue;
+    f = &d->walk[len - 1];
+    f->i = i;
+    if (!ok || push || i < n) continue;
+    /* Leaving the container. */
+    bool outer = f->outer_reaches;
+    len--;
+    bool reaches = d->revive_reaches;
+    if (!reaches) {
+      /* Plain data once revived: the read-through at finish (rsc__force)
+       * need not enter it. */
+      v->flags &= (uint16_t)~NF_WALK;
     }
-    if (it->len == 1 && !d->initializing_handler) {
-      /* The element marker outside any blocking scope (most of them):
-       * nothing to open, no call. */
-      *it = d->marker;
-      continue;
+    if (v->kind == RSC_ARRAY && n > 0 && rsc__is_marker(&v->u.items[0])) {
+      rsc_node el;
+      if (!create_element(d, v->u.items, n, &el)) ok = false;
+      else *v = el;
+      if (v->kind != RSC_ELEMENT) reaches = true; /* blocked or errored: a lazy */
     }
-    rsc_node out;
-    d->walk_len = len;
-    bool parsed = parse_model_string(d, &child, key, klen, &out, thrown);
-    if (!parsed || d->err.code) {
-      ok = false;
-      continue;
-    }
-    *it = out;
-    if (v->kind == RSC_OBJECT && it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
+    d->revive_reaches = outer || reaches;
   }
   if (len > base) d->revive_reaches = true; /* stopped inside: assume so */
   d->walk_len = base;
