@@ -513,30 +513,49 @@ static void errored_scope(rsc_decoder *d, rsc_node reason) {
 /* Splits "id:k1:k2" into its keys (after the id). */
 static rsc_key *split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
                            uint32_t *nkeys) {
-  uint32_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    if (ref[i] == ':') n++;
   const char *colon = (const char *)memchr(ref, ':', len);
   *id_len = colon ? (size_t)(colon - ref) : len;
-  *nkeys = n;
-  if (n == 0) return NULL;
+  *nkeys = 0;
+  if (!colon) return NULL;
+  /* One pass: the keys of the common short path gather on the stack, then
+   * move to the arena at their exact count. */
+  rsc_key small[16];
+  rsc_key *keys = small;
+  uint32_t n = 0, cap = 16;
+  size_t start = *id_len + 1;
+  for (size_t i = start;; i++) {
+    if (i < len && ref[i] != ':') continue;
+    if (n == cap) {
+      /* A long path: count every key, then go on in the arena. */
+      uint32_t total = n;
+      for (size_t k = i; k <= len; k++)
+        if (k == len || ref[k] == ':') total++;
+      if (total > d->opt.limits.max_path_hops) {
+        n = total;
+        break;
+      }
+      rsc_key *big = (rsc_key *)rsc__alloc(d, total * sizeof *big);
+      if (!big) return NULL;
+      memcpy(big, keys, n * sizeof *big);
+      keys = big;
+      cap = total;
+    }
+    keys[n].s = ref + start;
+    keys[n].n = (uint32_t)(i - start);
+    n++;
+    start = i + 1;
+    if (i >= len) break;
+  }
   if (n > d->opt.limits.max_path_hops) {
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "reference path too long");
     return NULL;
   }
-  rsc_key *keys = (rsc_key *)rsc__alloc(d, n * sizeof *keys);
-  if (!keys) return NULL;
-  size_t start = *id_len + 1;
-  uint32_t k = 0;
-  for (size_t i = start; i <= len; i++) {
-    if (i == len || ref[i] == ':') {
-      keys[k].s = ref + start;
-      keys[k].n = (uint32_t)(i - start);
-      k++;
-      start = i + 1;
-    }
-  }
-  return keys;
+  *nkeys = n;
+  if (keys != small) return keys;
+  rsc_key *out = (rsc_key *)rsc__alloc(d, n * sizeof *out);
+  if (!out) return NULL;
+  memcpy(out, small, n * sizeof *out);
+  return out;
 }
 
 static rsc_node wait_on(rsc_decoder *d, rsc_chunk *c, const slot_ctx *sc, uint8_t map,
