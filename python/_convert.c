@@ -1059,9 +1059,9 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     memo m = {NULL, 0, 0, 0}; /* borrowed: the result holds every object */
     conv c = {&m, NULL, 0, 0, NULL, 0, NULL};
     /* a start for the memo (it grows): about one value with identity per
-     * 32 bytes of payload (not the decoder's memory: a reused decoder
+     * 128 bytes of payload (not the decoder's memory: a reused decoder
      * holds what its largest payload needed) */
-    if (memo_reserve(&m, (size_t)(rsc_decoder_bytes(d) / 32)) < 0) PyErr_Clear();
+    if (memo_reserve(&m, (size_t)(rsc_decoder_bytes(d) / 128)) < 0) PyErr_Clear();
     r = root_result(&c, d);
     conv_free(&c);
     memo_clear(&m);
