@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "dump.h"
 
 static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8_t *p,
                                 size_t n, int mode, char **dump, rsc_error *err) {
@@ -35,6 +36,9 @@ static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8
     FUZZ_CHECK(rsc_decoder_feed(d, "0:1\n", 4) == RSC_ERR_STATE || fo->failing);
   }
   *err = *e;
+  /* The read-through at finish left nothing the root reaches unparsed
+   * (its flags let it skip plain subtrees; this audit enters them all). */
+  if (st == RSC_OK && !fo->failing) FUZZ_CHECK(rsc__unread_reachable(d) == 0);
   if (st == RSC_OK) {
     size_t len = 0;
     *dump = rsc_dump(d, (fo->mode_byte & 4) ? 2 : 0, &len);

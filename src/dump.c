@@ -878,6 +878,8 @@ typedef struct force_walk {
   size_t len, cap;
   seen_map seen; /* identities met (places unused) */
   bool fail;
+  bool audit;    /* rsc__unread_reachable: enter everything, read nothing */
+  size_t unread; /* audit: chunks met that are still unparsed rows */
 } force_walk;
 
 static void fw_push(force_walk *f, const rsc_node *n) {
@@ -920,14 +922,14 @@ static bool fw_first(force_walk *f, uintptr_t id) {
 
 /* Whether a value can lead to a chunk to read. A JSON container with no
  * "$" string inside (no NF_WALK) holds plain data only. */
-static bool fw_needed(const rsc_node *n) {
+static bool fw_needed(const force_walk *f, const rsc_node *n) {
   switch (n->kind) {
   case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
   case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF: case RSC_FUNCTION:
   case RSC_NONE: case RSC_BINARY: case RSC_BLOB: case RSC_ERROR:
     return false;
   case RSC_ARRAY: case RSC_OBJECT:
-    return (n->flags & NF_WALK) != 0;
+    return f->audit || (n->flags & NF_WALK) != 0;
   default:
     return true;
   }
@@ -935,17 +937,21 @@ static bool fw_needed(const rsc_node *n) {
 
 static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
   for (size_t i = n; i-- > 0;)
-    if (fw_needed(&items[i])) fw_push(f, &items[i]);
+    if (fw_needed(f, &items[i])) fw_push(f, &items[i]);
 }
 
 static void fw_chunk(force_walk *f, rsc_chunk *c) {
   /* Each chunk once: a cycle of lazies (0:"$L0") has no identity to stop
    * at, and a second visit would read nothing new. */
   if (!fw_first(f, (uintptr_t)c)) return;
+  if (f->audit && c->state == CS_RESOLVED_MODEL) {
+    f->unread++;
+    return;
+  }
   rsc__read_chunk(f->d, c);
   /* Chunks that are not model rows (text, binary, modules, streams' own
    * chunks) have reaches unset too; only streams need a look inside. */
-  bool look = c->reaches || c->stream || c->id < 0;
+  bool look = f->audit || c->reaches || c->stream || c->id < 0;
   if (c->state == CS_FULFILLED && look) fw_push(f, &c->value);
   else if (c->state == CS_REJECTED) fw_push(f, &c->reason);
 }
@@ -958,12 +964,12 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     return;
   case RSC_OBJECT:
     for (uint32_t i = n->len; i-- > 0;)
-      if (fw_needed(&n->u.members[i].val)) fw_push(f, &n->u.members[i].val);
+      if (fw_needed(f, &n->u.members[i].val)) fw_push(f, &n->u.members[i].val);
     return;
   case RSC_ELEMENT:
-    if (fw_needed(&n->u.el->props)) fw_push(f, &n->u.el->props);
-    if (fw_needed(&n->u.el->key)) fw_push(f, &n->u.el->key);
-    if (fw_needed(&n->u.el->type)) fw_push(f, &n->u.el->type);
+    if (fw_needed(f, &n->u.el->props)) fw_push(f, &n->u.el->props);
+    if (fw_needed(f, &n->u.el->key)) fw_push(f, &n->u.el->key);
+    if (fw_needed(f, &n->u.el->type)) fw_push(f, &n->u.el->type);
     return;
   case RSC_LAZY:
   case RSC_PROMISE:
@@ -978,7 +984,8 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     const rsc_server_ref *sr = n->u.sref;
     if (sr->bound.kind == RSC_PROMISE) {
       rsc_chunk *c = sr->bound.u.chunk;
-      rsc__read_chunk(f->d, c);
+      if (f->audit && c->state == CS_RESOLVED_MODEL) f->unread++;
+      if (!f->audit) rsc__read_chunk(f->d, c);
       fw_push(f, c->state == CS_FULFILLED ? &c->value : &sr->bound);
     } else {
       fw_push(f, &sr->bound);
@@ -999,6 +1006,25 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
       if (s->kind == RSC_STREAM_TEXT) fw_items(f, s->items, s->len);
       return;
     }
+    if (f->audit) {
+      /* The slots the read-through reads: in order, up to the first one
+       * not fulfilled or done (slot_items). */
+      for (uint32_t i = 0; i < s->len; i++) {
+        rsc_chunk *c = s->slots[i];
+        if (c->state == CS_RESOLVED_MODEL) {
+          f->unread++;
+          break;
+        }
+        if (c->state == CS_REJECTED) fw_push(f, &c->reason);
+        if (c->state != CS_FULFILLED) break;
+        fw_push(f, &c->value);
+        rsc_node tmp;
+        if (c->value.kind == RSC_OBJECT && rsc__step(f->d, &c->value, (rsc_key){"done", 4}, &tmp) &&
+            tmp.kind == RSC_BOOL && tmp.u.boolean)
+          break;
+      }
+      return;
+    }
     walker w; /* slot_items reads the slots in order, as the dump does */
     memset(&w, 0, sizeof w);
     w.d = f->d;
@@ -1014,12 +1040,13 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
   }
 }
 
-void rsc__force(rsc_decoder *d) {
+static size_t force_run(rsc_decoder *d, bool audit) {
   rsc_chunk *root = rsc__find_chunk(d, 0);
-  if (!root) return;
+  if (!root) return 0;
   force_walk f;
   memset(&f, 0, sizeof f);
   f.d = d;
+  f.audit = audit;
   /* Sized for every chunk at once (each chunk read is an identity): no
    * rehashing while the walk grows the map. */
   size_t want = 256;
@@ -1034,10 +1061,15 @@ void rsc__force(rsc_decoder *d) {
   }
   fw_chunk(&f, root);
   while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
-  if (f.fail) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
+  if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
   free(f.stack);
   seen_free(&f.seen);
+  return f.fail ? SIZE_MAX : f.unread;
 }
+
+void rsc__force(rsc_decoder *d) { (void)force_run(d, false); }
+
+size_t rsc__unread_reachable(rsc_decoder *d) { return force_run(d, true); }
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
   if (!d || d->err.code) return NULL;

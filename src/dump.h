@@ -8,5 +8,10 @@
 /* Walks the root as the dump does, initialising lazily parsed chunks on the
  * way (a consumer's first read), without printing. */
 void rsc__force(rsc_decoder *d);
+/* For tests and fuzzing: the chunks the root reaches (through every
+ * container, whatever the read-through's flags say) that are still unparsed
+ * rows; reads nothing. After a successful finish it must be 0: the
+ * read-through skipped nothing it had to read. SIZE_MAX: out of memory. */
+size_t rsc__unread_reachable(rsc_decoder *d);
 
 #endif

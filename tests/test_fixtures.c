@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "json.h"
+#include "dump.h"
 #include "support.h"
 
 typedef struct fixture {
@@ -72,6 +73,9 @@ static char *outcome(rsc_decoder *d) {
              (unsigned long long)rsc_decoder_error(d)->offset, rsc_decoder_error(d)->msg);
     r = strdup(buf);
   } else {
+    /* finish read everything the root reaches (checked before the dump,
+     * which reads on its own) */
+    cr_expect_eq(rsc__unread_reachable(d), 0, "the read-through at finish left a chunk unread");
     char *t = ts_dump(d);
     r = t ? strdup(t) : strdup("dump failed");
     rsc_free(t);
