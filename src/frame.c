@@ -5,25 +5,6 @@
 
 #include "arena.h"
 
-enum { ROW_ID, ROW_TAG, ROW_LENGTH, ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH };
-
-struct rsc_frame {
-  rsc_alloc alloc;
-  bool lenient;
-  uint64_t max_row_bytes;
-  int state;
-  int64_t row_id;
-  int id_digits;
-  uint8_t row_tag;
-  uint64_t row_length;  /* bytes still wanted by a length row            */
-  int len_digits;
-  uint64_t offset;      /* bytes fed so far                              */
-  uint64_t row_start;   /* offset of the current row's id                */
-  uint64_t data_start;  /* offset of the current row's first data byte   */
-  uint8_t *buf;         /* pending bytes of a row split across feeds     */
-  size_t buf_len, buf_cap;
-};
-
 /* LENTAG of FLIGHT-PROTOCOL 2.1: rows that carry a hex byte count. */
 static bool is_length_tag(uint8_t c) {
   switch (c) {

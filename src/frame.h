@@ -34,7 +34,26 @@ typedef struct rsc_row {
  * callback has already recorded the error). */
 typedef rsc_status (*rsc_row_fn)(void *ctx, const rsc_row *row);
 
-typedef struct rsc_frame rsc_frame;
+/* The framer's state. Its layout is here (not in frame.c) only for the
+ * inline one-byte path below; everything else goes through the functions. */
+enum { ROW_ID, ROW_TAG, ROW_LENGTH, ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH };
+
+typedef struct rsc_frame {
+  rsc_alloc alloc;
+  bool lenient;
+  uint64_t max_row_bytes;
+  int state;
+  int64_t row_id;
+  int id_digits;
+  uint8_t row_tag;
+  uint64_t row_length;  /* bytes still wanted by a length row            */
+  int len_digits;
+  uint64_t offset;      /* bytes fed so far                              */
+  uint64_t row_start;   /* offset of the current row's id                */
+  uint64_t data_start;  /* offset of the current row's first data byte   */
+  uint8_t *buf;         /* pending bytes of a row split across feeds     */
+  size_t buf_len, buf_cap;
+} rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */
 rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes);
@@ -45,6 +64,25 @@ void rsc__frame_reset(rsc_frame *f);
 /* Feeds bytes. On a framing error returns its code and fills *err. */
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err);
+
+/* A feed of one byte inside a model row being gathered, inline in the
+ * caller (a call per byte is the whole cost of byte-sized feeds): appends
+ * and returns true, or returns false having done nothing. */
+static inline bool rsc__frame_take_byte(rsc_frame *f, uint8_t c, uint64_t max_total) {
+  if (f->buf_len + 1 + RSC_FRAME_PADDING > f->buf_cap || f->buf_len >= f->max_row_bytes ||
+      (max_total && f->offset >= max_total))
+    return false;
+  if (f->state == ROW_CHUNK_BY_NEWLINE) {
+    if (c == '\n') return false;
+  } else if (f->state == ROW_CHUNK_BY_LENGTH && f->row_tag != 'b' && f->row_length > 1) {
+    f->row_length--; /* a text or binary row, not its last byte */
+  } else {
+    return false;
+  }
+  f->buf[f->buf_len++] = c;
+  f->offset++;
+  return true;
+}
 
 /* The fast path of a small feed (at most 16 bytes) in the middle of a row
  * being gathered: appends and returns true, or returns false having done
