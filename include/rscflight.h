@@ -257,8 +257,8 @@ RSC_API void rsc_decoder_free(rsc_decoder *d);
  * keeps the memory it holds (arena blocks, the JSON parser's buffers,
  * tables): a host decoding response after response on one thread skips
  * the page faults and unmaps of fresh memory. Every node, chunk and string
- * read from d before the reset is gone. RSC_ERR_NOMEM leaves d in error;
- * free it. */
+ * read from d before the reset is gone. Not from inside a consumer hook.
+ * RSC_ERR_NOMEM leaves d in error; free it. */
 RSC_API rsc_status rsc_decoder_reset(rsc_decoder *d);
 
 /* One shot: new + feed(buf, len) + finish. Returns the decoder (check
