@@ -266,17 +266,17 @@ struct tape_converter {
           m->key = k;
           m->klen = kl;
           m->pad = 0;
-          if (kl) {
-            uint64_t bit = uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63);
+          if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
+            top.node->flags |= NF_PROTO;
+            top.walk |= NF_WALK;
+          }
+          // One member (most props objects) has no order to fix and no
+          // duplicate to find.
+          if (top.node->len > 1) {
+            uint64_t bit = kl ? uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63)
+                              : 1;
             if ((top.key_bits & bit) || index_key(k, kl)) top.normalize = true;
             top.key_bits |= bit;
-            if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
-              top.node->flags |= NF_PROTO;
-              top.walk |= NF_WALK;
-            }
-          } else {
-            if (top.key_bits & 1) top.normalize = true;
-            top.key_bits |= 1;
           }
           dst = &m->val;
           i++;
