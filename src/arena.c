@@ -116,17 +116,14 @@ void rsc__arena_free(rsc_arena *a) {
 
 void rsc__arena_reset(rsc_arena *a) {
   /* Blocks grow geometrically, so the chain from head runs from the
-   * largest down; the spare list keeps that order (spares left over from
-   * an earlier reset were never needed and go after it). */
-  rsc_arena_block *b = a->head, *keep = NULL, **tail = &keep;
-  while (b) {
-    rsc_arena_block *prev = b->prev;
-    *tail = b;
-    tail = &b->prev;
-    b = prev;
+   * largest down; it goes before the spares left from an earlier reset
+   * (never needed since). */
+  if (a->head) {
+    rsc_arena_block *last = a->head;
+    while (last->prev) last = last->prev;
+    last->prev = a->spare;
+    a->spare = a->head;
+    a->head = NULL;
   }
-  *tail = a->spare;
-  a->spare = keep;
-  a->head = NULL;
   a->peak = a->total;
 }

@@ -492,11 +492,13 @@ rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
   if (!d) return RSC_ERR_STATE;
   if (d->err.code == RSC_OK && !d->finished) {
     /* A few bytes of a row still being gathered: no state machine. */
-    if (len == 1 && rsc__frame_take_byte(d->frame, (uint8_t)buf[0], d->opt.limits.max_total_bytes))
+    if (len == 1) {
+      if (rsc__frame_take_byte(d->frame, (uint8_t)buf[0], d->opt.limits.max_total_bytes))
+        return RSC_OK;
+    } else if (len <= 16 && rsc__frame_append_small(d->frame, (const uint8_t *)buf, len,
+                                                      d->opt.limits.max_total_bytes)) {
       return RSC_OK;
-    if (len <= 16 &&
-        rsc__frame_append_small(d->frame, (const uint8_t *)buf, len, d->opt.limits.max_total_bytes))
-      return RSC_OK;
+    }
   }
   return feed(d, buf, len);
 }

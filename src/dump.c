@@ -135,29 +135,33 @@ static uint32_t seen_get(seen_map *m, uintptr_t k) {
   return NO_PLACE;
 }
 
-static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
-  if ((m->count + 1) * 2 > m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    uintptr_t *keys = (uintptr_t *)calloc(cap, sizeof *keys);
-    uint32_t *places = (uint32_t *)calloc(cap, sizeof *places);
-    if (!keys || !places) {
-      free(keys);
-      free(places);
-      return false;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->keys[i]) continue;
-      size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
-      while (keys[h]) h = (h + 1) & (cap - 1);
-      keys[h] = m->keys[i];
-      places[h] = m->places[i];
-    }
-    free(m->keys);
-    free(m->places);
-    m->keys = keys;
-    m->places = places;
-    m->cap = cap;
+/* Rehashes into cap slots (a power of two); false: out of memory, the map
+ * unchanged. */
+static bool seen_grow(seen_map *m, size_t cap) {
+  uintptr_t *keys = (uintptr_t *)calloc(cap, sizeof *keys);
+  uint32_t *places = (uint32_t *)calloc(cap, sizeof *places);
+  if (!keys || !places) {
+    free(keys);
+    free(places);
+    return false;
   }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->keys[i]) continue;
+    size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
+    while (keys[h]) h = (h + 1) & (cap - 1);
+    keys[h] = m->keys[i];
+    places[h] = m->places[i];
+  }
+  free(m->keys);
+  free(m->places);
+  m->keys = keys;
+  m->places = places;
+  m->cap = cap;
+  return true;
+}
+
+static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
+  if ((m->count + 1) * 2 > m->cap && !seen_grow(m, m->cap ? m->cap * 2 : 256)) return false;
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
   while (m->keys[h]) h = (h + 1) & (m->cap - 1);
   m->keys[h] = k;
@@ -1051,14 +1055,7 @@ static size_t force_run(rsc_decoder *d, bool audit) {
    * rehashing while the walk grows the map. */
   size_t want = 256;
   while (want < 2 * (d->table.count + 64)) want *= 2;
-  f.seen.keys = (uintptr_t *)calloc(want, sizeof *f.seen.keys);
-  f.seen.places = (uint32_t *)calloc(want, sizeof *f.seen.places);
-  if (f.seen.keys && f.seen.places) {
-    f.seen.cap = want;
-  } else {
-    seen_free(&f.seen);
-    memset(&f.seen, 0, sizeof f.seen);
-  }
+  (void)seen_grow(&f.seen, want); /* on failure the map grows as it goes */
   fw_chunk(&f, root);
   while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
   if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");

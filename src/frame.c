@@ -118,14 +118,6 @@ bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len, uin
    * bytes at a time) only append: no state machine, no calls. Its own
    * function, so the feed of one byte does not pay the prologue of the
    * whole state machine. */
-  if (len == 1 && f->state == ROW_CHUNK_BY_NEWLINE && chunk[0] != '\n' &&
-      f->buf_len + 1 + RSC_FRAME_PADDING <= f->buf_cap && f->buf_len < f->max_row_bytes &&
-      (!max_total || f->offset < max_total)) {
-    /* One byte of a model row: the commonest tiny feed. */
-    f->buf[f->buf_len++] = chunk[0];
-    f->offset++;
-    return true;
-  }
   if (len > 16 || f->buf_len + len + RSC_FRAME_PADDING > f->buf_cap ||
       f->buf_len + len > f->max_row_bytes || (max_total && f->offset + len > max_total))
     return false;

@@ -94,13 +94,14 @@ struct tape_converter {
   static uint8_t type(uint64_t w) { return uint8_t(w >> 56); }
   static uint64_t payload(uint64_t w) { return w & 0x00FFFFFFFFFFFFFFull; }
 
-  // A string's bytes: a 32-bit length, then the text (NUL-terminated).
-  void string_at(uint64_t w, const char **p, uint32_t *len) const {
-    const uint8_t *s = strings + payload(w);
-    uint32_t n;
-    std::memcpy(&n, s, 4);
-    *p = reinterpret_cast<const char *>(s + 4);
-    *len = n;
+  // The string of tape word w in the string buffer sb: a 32-bit length,
+  // then the text (NUL-terminated). It is remembered as the last one met.
+  const char *take_string(const uint8_t *sb, uint64_t w, uint32_t *len) {
+    const uint8_t *sp = sb + payload(w);
+    std::memcpy(len, sp, 4);
+    last_str = reinterpret_cast<const char *>(sp + 4);
+    last_len = *len;
+    return last_str;
   }
 
   // Elements of the container starting at tape index i (counts saturate at
@@ -164,12 +165,8 @@ struct tape_converter {
       uint8_t t = type(w);
       switch (t) {
       case T_STRING: {
-        const uint8_t *sp = sb + payload(w);
         uint32_t n;
-        std::memcpy(&n, sp, 4);
-        const char *p = reinterpret_cast<const char *>(sp + 4);
-        last_str = p;
-        last_len = n;
+        const char *p = take_string(sb, w, &n);
         *dst = rsc__str(RSC_STRING, p, n);
         if (n && p[0] == '$') {
           dst->flags = NF_DOLLAR;
@@ -257,12 +254,8 @@ struct tape_converter {
         if (top.members) {
           // An object member: the key, then its value.
           rsc_member *m = &top.members[top.pos++];
-          const uint8_t *sp = sb + payload(w);
           uint32_t kl;
-          std::memcpy(&kl, sp, 4);
-          const char *k = reinterpret_cast<const char *>(sp + 4);
-          last_str = k;
-          last_len = kl;
+          const char *k = take_string(sb, w, &kl);
           m->key = k;
           m->klen = kl;
           m->pad = 0;

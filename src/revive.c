@@ -963,15 +963,15 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
       rsc_node *items = v->u.items;
       for (; i < n && !push; i++) {
         rsc_node *it = &items[i];
-        if (it->kind == RSC_STRING) {
-          if (!(it->flags & NF_DOLLAR)) continue;
-          slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
-          if (!revive_string(d, v, it, &child, NULL, 0, len, thrown)) {
-            ok = false;
-            break;
-          }
-        } else if ((it->kind == RSC_ARRAY || it->kind == RSC_OBJECT) && (it->flags & NF_WALK)) {
+        if (!needs_walk(it)) continue;
+        if (it->kind != RSC_STRING) {
           push = it;
+          continue;
+        }
+        slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
+        if (!revive_string(d, v, it, &child, NULL, 0, len, thrown)) {
+          ok = false;
+          break;
         }
       }
     } else {
@@ -983,15 +983,15 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
           continue;
         }
         rsc_node *it = &m->val;
-        if (it->kind == RSC_STRING) {
-          if (!(it->flags & NF_DOLLAR)) continue;
-          slot_ctx child = {it, NULL, -1};
-          if (!revive_string(d, v, it, &child, m->key, m->klen, len, thrown)) {
-            ok = false;
-            break;
-          }
-        } else if ((it->kind == RSC_ARRAY || it->kind == RSC_OBJECT) && (it->flags & NF_WALK)) {
+        if (!needs_walk(it)) continue;
+        if (it->kind != RSC_STRING) {
           push = it;
+          continue;
+        }
+        slot_ctx child = {it, NULL, -1};
+        if (!revive_string(d, v, it, &child, m->key, m->klen, len, thrown)) {
+          ok = false;
+          break;
         }
       }
     }
