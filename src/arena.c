@@ -89,8 +89,13 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
       a->total += hdr + want;
       if (a->total > a->peak) a->peak = a->total;
     }
-    /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny. */
-    if (a->next_size < (a->max_block ? a->max_block : ((size_t)4 << 20))) a->next_size *= 2;
+    /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny:
+     * the next block is half of what is held, so the arena holds at most
+     * 1.5x what it has handed out (doubling held up to 2x, and peak memory
+     * moved only when a payload crossed a power of two). */
+    size_t cap = a->max_block ? a->max_block : ((size_t)4 << 20);
+    if (a->total / 2 > a->next_size) a->next_size = a->total / 2;
+    if (a->next_size > cap) a->next_size = cap;
   }
   size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
   void *p = (char *)b + hdr + b->used;

@@ -420,8 +420,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
   if (ref->tuple && rsc__is_marker(&ref->tuple[0]) && h->value.kind == RSC_ELEMENT) {
     rsc_element *el = h->value.u.el;
     if (ref->key_index == 3) el->props = mapped;
-    else if (ref->key_index == 4 && d->dev) el->owner = mapped;
-    else if (ref->key_index == 5 && d->dev) el->stack = mapped;
+    else if (ref->key_index == 4 && (h->value.sub & EL_HAS_OWNER)) el->owner = mapped;
   }
   h->deps--;
   if (h->deps == 0) {

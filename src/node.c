@@ -95,7 +95,7 @@ const rsc_node *rsc_element_type(const rsc_node *n) { return EL(n) ? &EL(n)->typ
 const rsc_node *rsc_element_key(const rsc_node *n) { return EL(n) ? &EL(n)->key : NULL; }
 const rsc_node *rsc_element_props(const rsc_node *n) { return EL(n) ? &EL(n)->props : NULL; }
 const rsc_node *rsc_element_owner(const rsc_node *n) {
-  return EL(n) && EL(n)->owner.kind != RSC_NULL ? &EL(n)->owner : NULL;
+  return EL(n) && (n->sub & EL_HAS_OWNER) && EL(n)->owner.kind != RSC_NULL ? &EL(n)->owner : NULL;
 }
 
 const rsc_chunk *rsc_node_chunk(const rsc_node *n) {

@@ -207,7 +207,7 @@ bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out
     else if (key_is(key.s, key.n, "props")) *out = el->props;
     else if (key_is(key.s, key.n, "ref")) *out = rsc__mk(RSC_NULL);
     else if (key_is(key.s, key.n, "$$typeof")) *out = d->marker;
-    else if (d->dev && key_is(key.s, key.n, "_owner")) *out = el->owner;
+    else if ((value->sub & EL_HAS_OWNER) && key_is(key.s, key.n, "_owner")) *out = el->owner;
     else return false;
     return true;
   }
@@ -815,29 +815,19 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
 /* ---- elements ----------------------------------------------------------------- */
 
 static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
-  rsc_element *el = (rsc_element *)rsc__alloc(d, sizeof *el);
+  size_t size = d->dev ? sizeof(rsc_element) : offsetof(rsc_element, owner);
+  rsc_element *el = (rsc_element *)rsc__alloc(d, size);
   if (!el) return false;
-  el->validated = 0; /* every other field is set below */
   rsc_node undef = rsc__mk(RSC_UNDEFINED);
   el->type = len > 1 ? tuple[1] : undef;
   el->key = len > 2 ? tuple[2] : undef;
   el->props = len > 3 ? tuple[3] : undef;
-  el->owner = rsc__mk(RSC_NULL);
-  el->stack = rsc__mk(RSC_NULL);
-  if (d->dev) {
-    if (len > 4 && tuple[4].kind != RSC_UNDEFINED) el->owner = tuple[4];
-    if (len > 5 && tuple[5].kind != RSC_UNDEFINED) el->stack = tuple[5];
-    if (len > 6 && tuple[6].kind == RSC_NUMBER) {
-      /* Any number may come here (1e10, NaN): only a small integer is one
-       * (casting a double outside int's range is undefined behaviour). */
-      double v = tuple[6].u.num;
-      el->validated = v >= -2147483647.0 && v <= 2147483647.0 ? (int)v : 0;
-    }
-  }
-  el->tuple = tuple;
-  el->tuple_len = len;
   rsc_node element = rsc__mk(RSC_ELEMENT);
   element.u.el = el;
+  if (d->dev) {
+    el->owner = len > 4 && tuple[4].kind != RSC_UNDEFINED ? tuple[4] : rsc__mk(RSC_NULL);
+    element.sub = EL_HAS_OWNER;
+  }
   rsc_scope *h = d->initializing_handler;
   if (h) {
     /* Leaving the element: pop its scope. Blocking and errors inside it

@@ -377,3 +377,39 @@ Test(api, reset_starts_a_new_stream) {
   cr_expect_eq(rsc_decoder_reset(NULL), RSC_ERR_STATE);
   rsc_decoder_free(d);
 }
+
+/* Development elements carry their owner (tuple slot 4), also when it
+ * fills the element later through a reference (its chunk was blocked);
+ * an owner still pending is dropped, as React's client without a debug
+ * channel drops it. Production elements have none, and their "_owner" is
+ * not a property a path can reach. */
+Test(api, element_owner_in_development_only) {
+  const char *now = "1:{\"name\":\"App\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n";
+  const char *blocked = "1:{\"name\":\"App\",\"x\":\"$2\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n"
+                        "2:\"v\"\n";
+  const char *pending = "0:[\"$\",\"div\",null,{},\"$1\",null,1]\n1:{\"name\":\"App\"}\n";
+  const char *inputs[] = {now, blocked, pending};
+  for (int k = 0; k < 3; k++) {
+    rsc_decoder *d = decode_str(inputs[k], RSC_OPT_DEV);
+    cr_assert_not_null(d);
+    const rsc_node *el = root_value(d);
+    while (el && rsc_node_kind(el) == RSC_LAZY) el = rsc_chunk_value(rsc_node_chunk(el));
+    cr_assert_eq(rsc_node_kind(el), RSC_ELEMENT, "input %d", k);
+    const rsc_node *owner = rsc_element_owner(el);
+    if (k == 2) {
+      cr_expect_null(owner);
+    } else {
+      cr_assert_not_null(owner, "input %d", k);
+      cr_expect_str_eq(str(get(owner, "name")), "App");
+    }
+    rsc_decoder_free(d);
+  }
+  rsc_decoder *d = decode_str(now, 0);
+  cr_assert_eq(rsc_node_kind(root_value(d)), RSC_ELEMENT);
+  cr_expect_null(rsc_element_owner(root_value(d)));
+  rsc_decoder_free(d);
+  d = decode_str("2:{\"name\":\"App\"}\n1:[\"$\",\"div\",null,{},\"$2\",null,1]\n0:\"$1:_owner:name\"\n",
+                 RSC_OPT_DEV);
+  cr_expect_str_eq(str(root_value(d)), "App");
+  rsc_decoder_free(d);
+}
