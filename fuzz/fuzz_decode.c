@@ -9,7 +9,9 @@
  *     same dump as the chosen feed pattern (splitting must not matter),
  *     except for 'b' rows, whose pieces React delivers as they come;
  *   - the decoder reset (rsc_decoder_reset) and fed the payload again gives
- *     the same error and dump as the first time. */
+ *     the same error and dump as the first time;
+ *   - the payload fed whole through rsc_decoder_feed_padded, junk after it,
+ *     gives the same error and dump too. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,11 +21,17 @@
 #include "fuzz_common.h"
 #include "dump.h"
 
+/* A feed mode of this harness: the payload whole through
+ * rsc_decoder_feed_padded, from a copy followed by RSC_PADDING bytes of
+ * JSON-looking junk (read ahead, never data). */
+#define PADDED_WHOLE (-1)
+
 static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8_t *p,
                                 size_t n, int mode, char **dump, rsc_error *err) {
   *dump = NULL;
   if (!d) return NULL;
-  fuzz_feed(d, p, n, mode, fo->mode_byte);
+  if (mode == PADDED_WHOLE) rsc_decoder_feed_padded(d, (const char *)p, n);
+  else fuzz_feed(d, p, n, mode, fo->mode_byte);
   rsc_status st = rsc_decoder_finish(d);
   const rsc_error *e = rsc_decoder_error(d);
   FUZZ_CHECK(e->code == st);
@@ -110,6 +118,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     rsc_free(dump2);
     rsc_decoder_free(d2);
+  }
+  /* Fed whole and padded: the same again. */
+  if (fo.mode == 0 || !has_b_tag(p, n)) {
+    uint8_t *padded = malloc(n + RSC_PADDING);
+    FUZZ_CHECK(padded != NULL);
+    if (n) memcpy(padded, p, n);
+    for (size_t k = 0; k < RSC_PADDING; k++) padded[n + k] = (uint8_t)"\"]}\\0:\n"[k % 7];
+    char *dump4;
+    rsc_error err4;
+    rsc_decoder *d4 = decode(&fo, padded, n, PADDED_WHOLE, &dump4, &err4);
+    FUZZ_CHECK(d4 != NULL);
+    if (err.code != err4.code || err.offset != err4.offset || err.row_id != err4.row_id ||
+        (dump == NULL) != (dump4 == NULL) || (dump && strcmp(dump, dump4) != 0)) {
+      fprintf(stderr, "plain: %d @%llu (%s)\npadded: %d @%llu (%s)\n", err.code,
+              (unsigned long long)err.offset, dump ? dump : "(null)", err4.code,
+              (unsigned long long)err4.offset, dump4 ? dump4 : "(null)");
+      abort();
+    }
+    rsc_free(dump4);
+    rsc_decoder_free(d4);
+    free(padded);
   }
   /* Reset and decode again: nothing of the first stream may leak into the
    * second (memory is reused, state is not). */

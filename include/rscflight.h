@@ -241,6 +241,17 @@ RSC_API rsc_decoder *rsc_decoder_new(const rsc_options *opt);
  * later call returns the same error. buf is not kept after the call. */
 RSC_API rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len);
 
+/* Readable bytes rsc_decoder_feed_padded may assume after a buffer. */
+enum { RSC_PADDING = 64 };
+
+/* rsc_decoder_feed for a caller whose buffer has RSC_PADDING more readable
+ * bytes after buf[len - 1] (any values; they are read, never used or
+ * written): a row that ends near the end of buf is then parsed where it
+ * lies instead of copied first (the JSON parser reads ahead in blocks). A
+ * file read whole into a buffer RSC_PADDING bytes larger needs no copy of
+ * its last row, often the largest. */
+RSC_API rsc_status rsc_decoder_feed_padded(rsc_decoder *d, const char *buf, size_t len);
+
 /* Ends the stream: chunks that never arrived are rejected with
  * "Connection closed." (halted with RSC_OPT_ALLOW_PARTIAL), open streams end,
  * and every chunk reachable from the root is initialised, so the whole tree

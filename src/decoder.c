@@ -486,7 +486,7 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   }
 }
 
-static rsc_status feed(rsc_decoder *d, const char *buf, size_t len);
+static rsc_status feed(rsc_decoder *d, const char *buf, size_t len, size_t slack);
 
 rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
   if (!d) return RSC_ERR_STATE;
@@ -500,12 +500,18 @@ rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
       return RSC_OK;
     }
   }
-  return feed(d, buf, len);
+  return feed(d, buf, len, 0);
+}
+
+rsc_status rsc_decoder_feed_padded(rsc_decoder *d, const char *buf, size_t len) {
+  if (!d) return RSC_ERR_STATE;
+  return feed(d, buf, len, RSC_PADDING);
 }
 
 /* Apart from rsc_decoder_feed, so that a feed of one byte does not pay
  * the frame of this one. */
-__attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf, size_t len) {
+__attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf, size_t len,
+                                                  size_t slack) {
   if (d->err.code) return d->err.code;
   if (d->finished)
     return rsc__fail(d, RSC_ERR_STATE, rsc__frame_offset(d->frame), -1, "feed after finish");
@@ -522,8 +528,11 @@ __attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf
     if (over) take = fed >= max ? 0 : (size_t)(max - fed);
   }
   rsc_error ferr = {RSC_OK, 0, -1, NULL};
+  /* Bytes past the limit are not framed but may still be read ahead. */
+  d->frame->slack = slack + (len - take);
   rsc_status st = take ? rsc__frame_feed(d->frame, (const uint8_t *)buf, take, on_row, d, &ferr)
                        : RSC_OK;
+  d->frame->slack = 0;
   if (st != RSC_OK && d->err.code == RSC_OK)
     rsc__fail(d, ferr.code ? ferr.code : st, ferr.offset, ferr.row_id, ferr.msg);
   if (over && d->err.code == RSC_OK)

@@ -278,7 +278,7 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
       if (f->buf_len == 0) {
         row.data = chunk + i;
         row.len = end - i;
-        row.padded = len - end >= RSC_FRAME_PADDING;
+        row.padded = len - end + f->slack >= RSC_FRAME_PADDING;
       } else {
         if (buf_append(f, chunk + i, end - i) != RSC_OK) {
           f->offset = base + len;
@@ -341,7 +341,7 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_r
       if (f->buf_len == 0) {
         row.data = chunk + i;
         row.len = take;
-        row.padded = len - (i + take) >= RSC_FRAME_PADDING;
+        row.padded = len - (i + take) + f->slack >= RSC_FRAME_PADDING;
       } else {
         if (buf_append(f, chunk + i, take) != RSC_OK) {
           f->offset = base + len;

@@ -53,6 +53,7 @@ typedef struct rsc_frame {
   uint64_t data_start;  /* offset of the current row's first data byte   */
   uint8_t *buf;         /* pending bytes of a row split across feeds     */
   size_t buf_len, buf_cap;
+  size_t slack;         /* readable bytes after the buffer being fed     */
 } rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */

@@ -302,6 +302,7 @@ static const uint8_t *ensure_padded(rsc_json *j, const uint8_t *data, size_t len
 }
 
 static_assert(SIMDJSON_PADDING <= RSC_FRAME_PADDING, "framer padding too small");
+static_assert(RSC_FRAME_PADDING <= RSC_PADDING, "rsc_decoder_feed_padded promises too little");
 
 // simdjson writes unescaped strings into the document's string buffer. For
 // the length of one parse that buffer is a region of the decoder's string

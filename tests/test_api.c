@@ -413,3 +413,36 @@ Test(api, element_owner_in_development_only) {
   cr_expect_str_eq(str(root_value(d)), "App");
   rsc_decoder_free(d);
 }
+
+/* The padding after a padded feed is read ahead, never taken as data: a
+ * row cut off by its newline stays the same JSON error whatever follows
+ * it, and a string or number ending at the buffer's end keeps its value
+ * (each case decodes as a plain feed of the row alone does). */
+Test(api, padded_feed_ignores_what_follows) {
+  const char *tail = "\"]}\\u0041\",\"x\"]\n1:\"z\"\n";
+  struct {
+    const char *row, *dump;
+  } cases[] = {
+      {"0:[\"abc\"]\n", "{\"ok\":[\"abc\"]}"},
+      {"0:[\"abc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated string in JSON at position 5\"}}"},
+      {"0:123\n", "{\"ok\":123}"},
+      {"0:\"ab\\\"c\"\n", "{\"ok\":\"ab\\\"c\"}"},
+      {"0:tru\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n = strlen(cases[i].row);
+    char *buf = malloc(n + RSC_PADDING);
+    memcpy(buf, cases[i].row, n);
+    for (size_t k = 0; k < RSC_PADDING; k++) buf[n + k] = tail[k % strlen(tail)];
+    rsc_decoder *d = rsc_decoder_new(NULL);
+    rsc_decoder_feed_padded(d, buf, n);
+    rsc_decoder_finish(d);
+    cr_expect_eq(rsc_decoder_error(d)->code, RSC_OK, "case %zu", i);
+    char *text = rsc_dump(d, 0, NULL);
+    cr_expect_str_eq(text, cases[i].dump, "case %zu", i);
+    rsc_free(text);
+    rsc_decoder_free(d);
+    free(buf);
+  }
+  cr_expect_eq(rsc_decoder_feed_padded(NULL, "", 0), RSC_ERR_STATE);
+}

@@ -14,7 +14,8 @@
 
 #include "rscflight.h"
 
-/* rscflight.c: the whole file, or stdin for "-". NULL on failure with errno
+/* rscflight.c: the whole file, or stdin for "-", followed by RSC_PADDING
+ * readable bytes (for rsc_decoder_feed_padded). NULL on failure with errno
  * set; release with free(). */
 char *cli_read_file(const char *path, size_t *len);
 /* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */

@@ -181,6 +181,14 @@ static char *read_all(const char *path, size_t *len) {
     if (r == 0) break;
   }
   if (f != stdin) fclose(f);
+  /* RSC_PADDING readable bytes after the data: rsc_decoder_feed_padded
+   * parses the last row in place. */
+  if (buf && cap - n < RSC_PADDING) {
+    char *nb = realloc(buf, n + RSC_PADDING);
+    if (!nb) free(buf);
+    buf = nb;
+  }
+  if (buf) memset(buf + n, 0, RSC_PADDING);
   *len = n;
   return buf;
 }
@@ -239,9 +247,11 @@ static void *c_realloc(void *ctx, void *ptr, size_t old, size_t n) {
 
 /* ---- decode ------------------------------------------------------------------ */
 
+/* buf has RSC_PADDING readable bytes after len (cli_read_file's buffers
+ * do). Pieces are fed plainly, as a network read would give them. */
 static void feed_all(rsc_decoder *d, const char *buf, size_t len, size_t chunk) {
   if (chunk == 0 || chunk >= len) {
-    rsc_decoder_feed(d, buf, len);
+    rsc_decoder_feed_padded(d, buf, len);
   } else {
     for (size_t i = 0; i < len; i += chunk)
       if (rsc_decoder_feed(d, buf + i, len - i < chunk ? len - i : chunk) != RSC_OK) break;
@@ -306,8 +316,11 @@ static int cmd_dump(int argc, char **argv) {
     char *payload = html_payload(file, buf, len, RSC_HTML_AUTO, &len);
     free(buf);
     if (!payload) return 1;
-    buf = malloc(len ? len : 1);
-    if (buf) memcpy(buf, payload, len);
+    buf = malloc(len + RSC_PADDING);
+    if (buf) {
+      memcpy(buf, payload, len);
+      memset(buf + len, 0, RSC_PADDING);
+    }
     rsc_free(payload);
     if (!buf) return 1;
   }
