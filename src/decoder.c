@@ -105,6 +105,7 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   rsc__arena_init(&d->arena, &al);
   rsc__arena_init(&d->strings, &al);
   d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
+  if (d->frame) d->frame->max_total = o.limits.max_total_bytes;
   d->json = d->frame ? rsc__json_new(d) : NULL;
   if (!d->json || !start_stream(d, (uint64_t)(uintptr_t)&o)) {
     rsc_decoder_free(d);
@@ -488,18 +489,26 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
 
 static rsc_status feed(rsc_decoder *d, const char *buf, size_t len, size_t slack);
 
+static rsc_status feed_small(rsc_decoder *d, const char *buf, size_t len);
+
 rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
+  /* One byte inside a row being gathered: appended inline, no state
+   * machine and no stack frame (anything else goes on to feed_small). */
+  if (d && len == 1 && d->err.code == RSC_OK && !d->finished &&
+      rsc__frame_take_byte(d->frame, (uint8_t)buf[0]))
+    return RSC_OK;
+  return feed_small(d, buf, len);
+}
+
+/* Apart from rsc_decoder_feed, so that a feed of one byte does not pay
+ * the frame of this one. */
+__attribute__((noinline)) static rsc_status feed_small(rsc_decoder *d, const char *buf,
+                                                       size_t len) {
   if (!d) return RSC_ERR_STATE;
-  if (d->err.code == RSC_OK && !d->finished) {
-    /* A few bytes of a row still being gathered: no state machine. */
-    if (len == 1) {
-      if (rsc__frame_take_byte(d->frame, (uint8_t)buf[0], d->opt.limits.max_total_bytes))
-        return RSC_OK;
-    } else if (len <= 16 && rsc__frame_append_small(d->frame, (const uint8_t *)buf, len,
-                                                      d->opt.limits.max_total_bytes)) {
-      return RSC_OK;
-    }
-  }
+  /* A few bytes of a row still being gathered: no state machine. */
+  if (len > 1 && len <= 16 && d->err.code == RSC_OK && !d->finished &&
+      rsc__frame_append_small(d->frame, (const uint8_t *)buf, len))
+    return RSC_OK;
   return feed(d, buf, len, 0);
 }
 
@@ -508,8 +517,7 @@ rsc_status rsc_decoder_feed_padded(rsc_decoder *d, const char *buf, size_t len) 
   return feed(d, buf, len, RSC_PADDING);
 }
 
-/* Apart from rsc_decoder_feed, so that a feed of one byte does not pay
- * the frame of this one. */
+/* Every other feed: the framer's state machine over the bytes. */
 __attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf, size_t len,
                                                   size_t slack) {
   if (d->err.code) return d->err.code;

@@ -52,15 +52,45 @@ void rsc__frame_reset(rsc_frame *f) {
   f->alloc = keep.alloc;
   f->lenient = keep.lenient;
   f->max_row_bytes = keep.max_row_bytes;
+  f->max_total = keep.max_total;
   f->buf = keep.buf;
   f->buf_cap = keep.buf_cap;
+}
+
+/* The bytes rsc__frame_take_byte appended, counted in offset (and in a
+ * length row's row_length); the fast path closes until fast_update. */
+static void settle(rsc_frame *f) {
+  if (!f->fast_end) return;
+  size_t n = f->buf_len - f->fast_mark;
+  f->offset += n;
+  if (!f->fast_newline) f->row_length -= n;
+  f->fast_end = 0;
+}
+
+/* rsc__frame_take_byte's bound, after anything that moved the framer. */
+static void fast_update(rsc_frame *f) {
+  uint64_t room = 0;
+  bool newline = f->state == ROW_CHUNK_BY_NEWLINE;
+  bool length = f->state == ROW_CHUNK_BY_LENGTH && f->row_tag != 'b' && f->row_length > 1;
+  if ((newline || length) && f->buf_len + RSC_FRAME_PADDING < f->buf_cap &&
+      f->buf_len < f->max_row_bytes && (!f->max_total || f->offset < f->max_total)) {
+    room = f->buf_cap - RSC_FRAME_PADDING - f->buf_len;
+    if (room > f->max_row_bytes - f->buf_len) room = f->max_row_bytes - f->buf_len;
+    if (f->max_total && room > f->max_total - f->offset) room = f->max_total - f->offset;
+    if (length && room > f->row_length - 1) room = f->row_length - 1;
+  }
+  f->fast_end = room ? f->buf_len + (size_t)room : 0;
+  f->fast_mark = f->buf_len;
+  f->fast_newline = newline;
 }
 
 bool rsc__frame_in_row(const rsc_frame *f) {
   return f->state != ROW_ID || f->id_digits > 0;
 }
 
-uint64_t rsc__frame_offset(const rsc_frame *f) { return f->offset; }
+uint64_t rsc__frame_offset(const rsc_frame *f) {
+  return f->offset + (f->fast_end ? f->buf_len - f->fast_mark : 0);
+}
 
 int64_t rsc__frame_row_id(const rsc_frame *f) { return f->state == ROW_ID ? -1 : f->row_id; }
 
@@ -113,7 +143,9 @@ static void reset_row(rsc_frame *f) {
   f->buf_len = 0;
 }
 
-bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len, uint64_t max_total) {
+bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len) {
+  settle(f);
+  uint64_t max_total = f->max_total;
   /* Small pieces in the middle of a row (a network that delivers a few
    * bytes at a time) only append: no state machine, no calls. Its own
    * function, so the feed of one byte does not pay the prologue of the
@@ -134,11 +166,23 @@ bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len, uin
   for (size_t k = 0; k < len; k++) d[k] = chunk[k];
   f->buf_len += len;
   f->offset += len;
+  fast_update(f);
   return true;
 }
 
+static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
+                             void *ctx, rsc_error *err);
+
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err) {
+  settle(f); /* before anything reads offset or row_length */
+  rsc_status st = frame_feed(f, chunk, len, fn, ctx, err);
+  fast_update(f);
+  return st;
+}
+
+static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
+                             void *ctx, rsc_error *err) {
   size_t i = 0;
   const uint64_t base = f->offset;
   while (i < len) {

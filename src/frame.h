@@ -54,6 +54,16 @@ typedef struct rsc_frame {
   uint8_t *buf;         /* pending bytes of a row split across feeds     */
   size_t buf_len, buf_cap;
   size_t slack;         /* readable bytes after the buffer being fed     */
+  uint64_t max_total;   /* the stream's size limit (0: none)             */
+  /* rsc__frame_take_byte appends while buf_len < fast_end, with no other
+   * test: the row's buffer room, its size limit, the stream's, and a
+   * length row's bytes but its last, folded into one bound when a feed
+   * leaves a row being gathered (0: no fast path). Bytes it appends count
+   * in offset and row_length only when the framer next runs (settle in
+   * frame.c): one store per byte, no chain of counters through memory. */
+  size_t fast_end;
+  size_t fast_mark;     /* buf_len when fast_end was set                  */
+  bool fast_newline;    /* the row gathered ends at an LF (else a length) */
 } rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */
@@ -69,27 +79,19 @@ rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row
 /* A feed of one byte inside a model row being gathered, inline in the
  * caller (a call per byte is the whole cost of byte-sized feeds): appends
  * and returns true, or returns false having done nothing. */
-static inline bool rsc__frame_take_byte(rsc_frame *f, uint8_t c, uint64_t max_total) {
-  if (f->buf_len + 1 + RSC_FRAME_PADDING > f->buf_cap || f->buf_len >= f->max_row_bytes ||
-      (max_total && f->offset >= max_total))
-    return false;
-  if (f->state == ROW_CHUNK_BY_NEWLINE) {
-    if (c == '\n') return false;
-  } else if (f->state == ROW_CHUNK_BY_LENGTH && f->row_tag != 'b' && f->row_length > 1) {
-    f->row_length--; /* a text or binary row, not its last byte */
-  } else {
-    return false;
-  }
-  f->buf[f->buf_len++] = c;
-  f->offset++;
+static inline bool rsc__frame_take_byte(rsc_frame *f, uint8_t c) {
+  size_t n = f->buf_len;
+  if (n >= f->fast_end || (f->fast_newline && c == '\n')) return false;
+  f->buf[n] = c;
+  f->buf_len = n + 1;
   return true;
 }
 
 /* The fast path of a small feed (at most 16 bytes) in the middle of a row
  * being gathered: appends and returns true, or returns false having done
- * nothing (then call rsc__frame_feed). max_total: the total size limit
- * (0: none), which the append must not cross. */
-bool rsc__frame_append_small(rsc_frame *f, const uint8_t *buf, size_t len, uint64_t max_total);
+ * nothing (then call rsc__frame_feed). The stream's size limit
+ * (max_total) holds: the append must not cross it. */
+bool rsc__frame_append_small(rsc_frame *f, const uint8_t *buf, size_t len);
 /* Whether the stream ended in the middle of a row (React drops it). */
 bool rsc__frame_in_row(const rsc_frame *f);
 /* Total bytes fed. */
