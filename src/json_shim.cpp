@@ -18,15 +18,15 @@
 
 using namespace simdjson;
 
-// One open array or object of the tape walk below.
+// An open array or object of the tape walk below: its node, and its
+// parent's state, saved while it is open (the state of the container being
+// filled lives in the walk's locals).
 struct open_container {
-  rsc_node *node;     // the container's node (flags set when it closes)
-  rsc_node *items;    // arrays (NULL for objects)
-  rsc_member *members;// objects (NULL for arrays)
-  uint32_t pos;
-  uint16_t walk;      // NF_DOLLAR | NF_WALK seen in a child
-  bool normalize;     // an index key or a possible duplicate key
-  uint64_t key_bits;  // a tiny Bloom filter of the keys seen
+  rsc_node *node;       // the container's node (flags set when it closes)
+  rsc_member *next;     // the parent's next member, if an object
+  const uint64_t *end;  // the parent's end word on the tape
+  uint32_t walk;        // the parent's NF_DOLLAR | NF_WALK and W_* bits
+  uint64_t key_bits;    // the parent's tiny Bloom filter of the keys seen
 };
 
 
@@ -94,23 +94,13 @@ struct tape_converter {
   static uint8_t type(uint64_t w) { return uint8_t(w >> 56); }
   static uint64_t payload(uint64_t w) { return w & 0x00FFFFFFFFFFFFFFull; }
 
-  // The string of tape word w in the string buffer sb: a 32-bit length,
-  // then the text (NUL-terminated). It is remembered as the last one met.
-  const char *take_string(const uint8_t *sb, uint64_t w, uint32_t *len) {
-    const uint8_t *sp = sb + payload(w);
-    std::memcpy(len, sp, 4);
-    last_str = reinterpret_cast<const char *>(sp + 4);
-    last_len = *len;
-    return last_str;
-  }
-
-  // Elements of the container starting at tape index i (counts saturate at
-  // 2^24 - 1 on the tape: count by walking then).
-  uint32_t count_at(size_t i) const {
-    uint64_t w = tape[i];
+  // Elements of the container whose start word is at p (counts saturate
+  // at 2^24 - 1 on the tape: count by walking then).
+  uint32_t count_at(const uint64_t *p) const {
+    uint64_t w = *p;
     uint32_t n = uint32_t((w >> 32) & 0xFFFFFF);
     if (n < 0xFFFFFF) return n;
-    size_t end = size_t(uint32_t(w)) - 1, k = i + 1;
+    size_t end = size_t(uint32_t(w)) - 1, k = size_t(p - tape) + 1;
     n = 0;
     bool object = type(w) == T_OBJECT;
     while (k < end) {
@@ -138,148 +128,170 @@ struct tape_converter {
   static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
 
   // Strings stay where simdjson wrote them: the buffer is the decoder's.
-  // simdjson writes them in tape order, so the last one met ends the
-  // region in use.
-  const char *last_str = nullptr;
-  uint32_t last_len = 0;
+  // simdjson writes them in tape order, so the last one met (its 32-bit
+  // length, then the text and a NUL) ends the region in use.
+  const uint8_t *last_sp = nullptr;
   size_t strings_end() const {
-    if (!last_str) return 0;
-    return size_t(reinterpret_cast<const uint8_t *>(last_str) - strings) + last_len + 1;
+    if (!last_sp) return 0;
+    uint32_t n;
+    std::memcpy(&n, last_sp, 4);
+    return size_t(last_sp - strings) + 4 + n + 1;
   }
 
-  // Converts the document into *out in one loop. The loop keeps the tape,
-  // the stack and its depth in locals: stores through the node pointers
-  // could alias the members, and reloading them per value was a fifth of
-  // the walk. false: out of memory or a limit.
-  bool run(rsc_node *out) {
-    const uint64_t *tp = tape;
+  // The walk's own bits next to the NF_DOLLAR | NF_WALK of `walk`.
+  static constexpr uint32_t W_OBJECT = 1u << 16;    // the container is an object
+  static constexpr uint32_t W_MULTI = 1u << 17;     // an object of more than one member
+  static constexpr uint32_t W_NORMALIZE = 1u << 18; // an index key or a possible duplicate
+
+  // Converts the document into *out in one loop. The state of the
+  // container being filled lives in locals, so a value touches no stack
+  // memory: it is saved when a child opens and restored when the child
+  // ends. The root is a container too (no stack entry), whose end is the
+  // final root word. Not inlined: inside its caller the locals no longer
+  // fit in registers. false: out of memory or a limit.
+  __attribute__((noinline)) bool run(rsc_node *out) {
     const uint8_t *sb = strings;
-    open_container *stk = stack;
-    size_t dep = 0;
-    size_t i = 1; // tape[0] is the root word
-    rsc_node *dst = out;
-    uint16_t root_walk = 0;
-    uint16_t *walk = &root_walk; // the flags of dst's container
+    const uint8_t *last = nullptr; // the last string met (its length word)
+    open_container *top = stack;   // one past the container being filled
+    // tape[0] is the root word: the final root word's index + 1.
+    const uint64_t *p = tape + 1;
+    const uint64_t *end = tape + uint32_t(tape[0]) - 1;
+    rsc_node *dst = out;           // the slot of the value at p
+    rsc_member *next = nullptr;    // objects: the next member
+    uint32_t walk = 0;
+    uint64_t key_bits = 0;
     for (;;) {
-      uint64_t w = tp[i];
+      uint64_t w = *p;
       uint8_t t = type(w);
       switch (t) {
       case T_STRING: {
+        const uint8_t *sp = sb + payload(w);
         uint32_t n;
-        const char *p = take_string(sb, w, &n);
-        *dst = rsc__str(RSC_STRING, p, n);
-        if (n && p[0] == '$') {
+        std::memcpy(&n, sp, 4);
+        const char *s = reinterpret_cast<const char *>(sp + 4);
+        last = sp;
+        *dst = rsc__str(RSC_STRING, s, n);
+        if (s[0] == '$') { // "" holds the NUL
           dst->flags = NF_DOLLAR;
-          *walk |= NF_DOLLAR;
+          walk |= NF_DOLLAR;
         }
-        i++;
+        p++;
         break;
       }
       case T_ARRAY:
       case T_OBJECT: {
-        uint32_t n = count_at(i);
-        if (dep == cap && !(stk = grow())) return false;
-        open_container &c = stk[dep++];
-        c.node = dst;
-        c.pos = 0;
-        c.walk = 0;
-        c.normalize = false;
-        c.key_bits = 0;
+        uint32_t n = count_at(p);
+        if (top == stack + cap) {
+          size_t k = cap;
+          if (!grow()) goto fail;
+          top = stack + k;
+        }
+        rsc_node *node = dst;
+        *top++ = open_container{node, next, end, walk, key_bits};
+        end = tape + uint32_t(w) - 1;
+        key_bits = 0;
         if (t == T_ARRAY) {
           rsc_node *items = rsc__alloc_nodes(d, n ? n : 1);
-          if (!items) return false;
-          *dst = rsc__mk(RSC_ARRAY);
-          dst->u.items = items;
-          c.items = items;
-          c.members = nullptr;
+          if (!items) goto fail;
+          *node = rsc__mk(RSC_ARRAY);
+          node->len = n;
+          node->u.items = items;
+          dst = items;
+          walk = 0;
         } else {
-          auto *m = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
-          if (!m) return false;
-          *dst = rsc__mk(RSC_OBJECT);
-          dst->u.members = m;
-          c.items = nullptr;
-          c.members = m;
+          next = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
+          if (!next) goto fail;
+          *node = rsc__mk(RSC_OBJECT);
+          node->len = n;
+          node->u.members = next;
+          // One member (most props objects) has no order to fix and no
+          // duplicate to find.
+          walk = n > 1 ? W_OBJECT | W_MULTI : W_OBJECT;
         }
-        dst->len = n;
-        i++;
-        break;
+        p++;
+        goto slot; // dst is the first item already
       }
       case T_INT64: {
         int64_t v;
-        std::memcpy(&v, &tp[i + 1], 8);
+        std::memcpy(&v, p + 1, 8);
         *dst = rsc__num(double(v));
-        i += 2;
+        p += 2;
         break;
       }
       case T_UINT64: {
         uint64_t v;
-        std::memcpy(&v, &tp[i + 1], 8);
+        std::memcpy(&v, p + 1, 8);
         *dst = rsc__num(double(v));
-        i += 2;
+        p += 2;
         break;
       }
       case T_DOUBLE: {
         double v;
-        std::memcpy(&v, &tp[i + 1], 8);
+        std::memcpy(&v, p + 1, 8);
         *dst = rsc__num(v);
-        i += 2;
+        p += 2;
         break;
       }
       case T_TRUE:
       case T_FALSE:
         *dst = rsc__mk(RSC_BOOL);
         dst->u.boolean = t == T_TRUE;
-        i++;
+        p++;
         break;
       default:
         *dst = rsc__mk(RSC_NULL);
-        i++;
+        p++;
         break;
       }
-      // The next slot: close what ended, then the next item or member.
-      for (;;) {
-        if (dep == 0) return true;
-        open_container &top = stk[dep - 1];
-        w = tp[i];
-        t = type(w);
-        if (t == T_END_ARRAY || t == T_END_OBJECT) {
-          rsc_node *node = top.node;
-          node->flags |= top.walk ? NF_WALK : 0;
-          if (top.normalize) rsc__object_normalize(d, node);
-          dep--;
-          if (dep) stk[dep - 1].walk |= node->flags & (NF_DOLLAR | NF_WALK);
-          i++;
-          continue;
+      // The next slot: an array's next item (in an object, the member's
+      // value, set below), after closing what ended.
+      dst++;
+    slot:
+      while (p == end) {
+        if (top == stack) { // the root's end
+          last_sp = last;
+          return true;
         }
-        if (top.members) {
-          // An object member: the key, then its value.
-          rsc_member *m = &top.members[top.pos++];
-          uint32_t kl;
-          const char *k = take_string(sb, w, &kl);
-          m->key = k;
-          m->klen = kl;
-          m->pad = 0;
-          if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
-            top.node->flags |= NF_PROTO;
-            top.walk |= NF_WALK;
-          }
-          // One member (most props objects) has no order to fix and no
-          // duplicate to find.
-          if (top.node->len > 1) {
-            uint64_t bit = kl ? uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63)
-                              : 1;
-            if ((top.key_bits & bit) || index_key(k, kl)) top.normalize = true;
-            top.key_bits |= bit;
-          }
-          dst = &m->val;
-          i++;
-        } else {
-          dst = &top.items[top.pos++];
+        rsc_node *node = top[-1].node;
+        node->flags |= (walk & (NF_DOLLAR | NF_WALK)) ? NF_WALK : 0;
+        if (walk & W_NORMALIZE) rsc__object_normalize(d, node);
+        uint32_t up = node->flags & (NF_DOLLAR | NF_WALK);
+        dst = node + 1; // the node is its parent's slot
+        const open_container &c = *--top;
+        next = c.next;
+        end = c.end;
+        walk = c.walk | up;
+        key_bits = c.key_bits;
+        p++;
+      }
+      if (walk & W_OBJECT) {
+        // An object member: the key, then its value.
+        rsc_member *m = next++;
+        const uint8_t *sp = sb + payload(*p);
+        uint32_t kl;
+        std::memcpy(&kl, sp, 4);
+        const char *k = reinterpret_cast<const char *>(sp + 4);
+        last = sp;
+        m->key = k;
+        m->klen = kl;
+        m->pad = 0;
+        if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
+          top[-1].node->flags |= NF_PROTO;
+          walk |= NF_WALK;
         }
-        walk = &top.walk; // valid until the stack grows, which only a container does
-        break;
+        if (walk & W_MULTI) {
+          uint64_t bit = kl ? uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63)
+                            : 1;
+          if ((key_bits & bit) || index_key(k, kl)) walk |= W_NORMALIZE;
+          key_bits |= bit;
+        }
+        dst = &m->val;
+        p++;
       }
     }
+  fail:
+    last_sp = last;
+    return false;
   }
 };
 
