@@ -197,12 +197,14 @@ static size_t depth_offset(const uint8_t *p, size_t n, uint32_t max_depth) {
 
 /* JSON.parse of a row; the failure message for a SyntaxError, or a fatal
  * decoder error (memory, limits). */
+/* elements: a model row (see rsc__json_parse). */
 static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
-                       rsc_node *out, const char **syntax) {
+                       bool elements, rsc_node *out, const char **syntax) {
   *syntax = NULL;
   /* A shifted start (BOM, hint code) keeps the same bytes after the end. */
   bool padded = row->padded;
-  json_result r = rsc__json_parse((rsc_json *)d->json, p, n, padded, out, syntax);
+  json_result r = rsc__json_parse((rsc_json *)d->json, p, n, padded, elements && !d->dev, out,
+                                  syntax);
   switch (r) {
   case JSON_OK:
     return true;
@@ -271,7 +273,7 @@ static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p
   d->mode_locked = true;
   rsc_node info;
   const char *syntax;
-  if (!parse_json(d, row, p, n, &info, &syntax)) return d->err.code;
+  if (!parse_json(d, row, p, n, false, &info, &syntax)) return d->err.code;
   if (syntax)
     return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "E row is not valid JSON");
   rsc_node e = rsc__error_node(d, d->dev ? rsc__dev_default_error : rsc__generic_error, NULL);
@@ -306,7 +308,7 @@ static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p
 static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
   rsc_node meta;
   const char *syntax;
-  if (!parse_json(d, row, p, n, &meta, &syntax)) return d->err.code;
+  if (!parse_json(d, row, p, n, false, &meta, &syntax)) return d->err.code;
   if (syntax)
     return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "I row is not valid JSON");
   rsc_node thrown;
@@ -323,6 +325,7 @@ static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *
   if (!cr) return d->err.code;
   cr->metadata = meta;
   cr->id = cr->chunks = cr->name = rsc__mk(RSC_UNDEFINED);
+  cr->is_async = 0; /* metadata of another shape (revived to anything) */
   if (meta.kind == RSC_ARRAY) {
     /* webpack / turbopack: [id, chunks, name] plus a 4th slot when async. */
     if (meta.len > 0) cr->id = meta.u.items[0];
@@ -350,7 +353,7 @@ static rsc_status hint_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p,
   char code = (char)p[0];
   rsc_node v;
   const char *syntax;
-  if (!parse_json(d, row, p + 1, n - 1, &v, &syntax)) return d->err.code;
+  if (!parse_json(d, row, p + 1, n - 1, false, &v, &syntax)) return d->err.code;
   if (syntax)
     return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "H row is not valid JSON");
   rsc_node thrown;
@@ -393,7 +396,7 @@ static rsc_status debug_event(rsc_decoder *d, const rsc_row *row, const uint8_t 
 static rsc_status model_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
   rsc_node json;
   const char *syntax;
-  if (!parse_json(d, row, p, n, &json, &syntax)) return d->err.code;
+  if (!parse_json(d, row, p, n, true, &json, &syntax)) return d->err.code;
   rsc__resolve_model(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, syntax);
   return d->err.code;
 }
@@ -474,7 +477,7 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
     }
     rsc_node json;
     const char *syntax;
-    if (!parse_json(d, row, p, n, &json, &syntax)) return d->err.code;
+    if (!parse_json(d, row, p, n, false, &json, &syntax)) return d->err.code;
     rsc__stop_stream(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, true, syntax);
     return d->err.code;
   }

@@ -27,9 +27,11 @@ typedef struct rsc_json rsc_json;
 rsc_json *rsc__json_new(rsc_decoder *d);
 void rsc__json_free(rsc_json *j);
 
-/* Parses data[0..len). padded: RSC_FRAME_PADDING readable bytes follow. */
+/* Parses data[0..len). padded: RSC_FRAME_PADDING readable bytes follow.
+ * elements: a production model row, whose element tuples with nothing else
+ * to revive are built as elements already (rsc__plain_element). */
 json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len, bool padded,
-                            rsc_node *out, const char **msg);
+                            bool elements, rsc_node *out, const char **msg);
 
 /* Parse only (benchmark floor): returns 0 when simdjson accepts the row. */
 int rsc__json_parse_only(rsc_json *j, const uint8_t *data, size_t len, bool padded);

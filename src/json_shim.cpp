@@ -14,6 +14,7 @@
 
 #include "frame.h"
 #include "json.h"
+#include "revive.h"
 #include "utf8.h"
 
 using namespace simdjson;
@@ -142,6 +143,12 @@ struct tape_converter {
   static constexpr uint32_t W_OBJECT = 1u << 16;    // the container is an object
   static constexpr uint32_t W_MULTI = 1u << 17;     // an object of more than one member
   static constexpr uint32_t W_NORMALIZE = 1u << 18; // an index key or a possible duplicate
+  static constexpr uint32_t W_MARKER = 1u << 19;    // an array opening with the "$" string
+
+  // Production model rows: a tuple ["$", ...] with nothing else to revive
+  // becomes its element as its array closes (rsc__plain_element), so the
+  // revive walk never enters element trees that hold no reference.
+  bool elements = false;
 
   // Converts the document into *out in one loop. The state of the
   // container being filled lives in locals, so a value touches no stack
@@ -198,6 +205,22 @@ struct tape_converter {
           node->u.items = items;
           dst = items;
           walk = 0;
+          // An element tuple's marker: kept out of the array's flags, so
+          // that whether anything else in it needs the walk is known when
+          // it closes.
+          if (type(p[1]) == T_STRING) {
+            const uint8_t *sp = sb + payload(p[1]);
+            uint32_t sl;
+            std::memcpy(&sl, sp, 4);
+            if (sl == 1 && sp[4] == '$') {
+              last = sp;
+              *dst = rsc__str(RSC_STRING, reinterpret_cast<const char *>(sp + 4), 1);
+              dst->flags = NF_DOLLAR;
+              dst++;
+              walk = W_MARKER;
+              p++;
+            }
+          }
         } else {
           next = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
           if (!next) goto fail;
@@ -253,7 +276,12 @@ struct tape_converter {
           return true;
         }
         rsc_node *node = top[-1].node;
-        node->flags |= (walk & (NF_DOLLAR | NF_WALK)) ? NF_WALK : 0;
+        uint32_t needs = walk & (NF_DOLLAR | NF_WALK | W_MARKER);
+        if (needs == W_MARKER && elements) {
+          if (!rsc__plain_element(d, node->u.items, node->len, node)) goto fail;
+        } else {
+          node->flags |= needs ? NF_WALK : 0;
+        }
         if (walk & W_NORMALIZE) rsc__object_normalize(d, node);
         uint32_t up = node->flags & (NF_DOLLAR | NF_WALK);
         dst = node + 1; // the node is its parent's slot
@@ -351,7 +379,8 @@ struct string_region {
 };
 
 extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len,
-                                       bool padded, rsc_node *out, const char **msg) {
+                                       bool padded, bool elements, rsc_node *out,
+                                       const char **msg) {
   try {
     const uint8_t *p = ensure_padded(j, data, len, padded);
     if (!p) return JSON_NOMEM;
@@ -368,7 +397,7 @@ extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t 
       size_t fixed_len = 0;
       uint8_t *fixed = rsc__utf8_repair(j->d, data, len, &fixed_len);
       if (!fixed) return JSON_NOMEM;
-      return rsc__json_parse(j, fixed, fixed_len, false, out, msg);
+      return rsc__json_parse(j, fixed, fixed_len, false, elements, out, msg);
     }
     if (err == DEPTH_ERROR) return JSON_LIMIT;
     if (err == MEMALLOC) return JSON_NOMEM;
@@ -381,6 +410,7 @@ extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t 
     (void)root;
     tape_converter c{j->d, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
                      j->stack_cap};
+    c.elements = elements;
     bool ok = c.run(out);
     j->stack = c.stack;
     j->stack_cap = c.cap;

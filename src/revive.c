@@ -814,7 +814,8 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
 
 /* ---- elements ----------------------------------------------------------------- */
 
-static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
+/* React's element object for a tuple whose slots are revived. */
+static bool new_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc_node *out) {
   size_t size = d->dev ? sizeof(rsc_element) : offsetof(rsc_element, owner);
   rsc_element *el = (rsc_element *)rsc__alloc(d, size);
   if (!el) return false;
@@ -822,12 +823,23 @@ static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_no
   el->type = len > 1 ? tuple[1] : undef;
   el->key = len > 2 ? tuple[2] : undef;
   el->props = len > 3 ? tuple[3] : undef;
-  rsc_node element = rsc__mk(RSC_ELEMENT);
-  element.u.el = el;
+  *out = rsc__mk(RSC_ELEMENT);
+  out->u.el = el;
   if (d->dev) {
     el->owner = len > 4 && tuple[4].kind != RSC_UNDEFINED ? tuple[4] : rsc__mk(RSC_NULL);
-    element.sub = EL_HAS_OWNER;
+    out->sub = EL_HAS_OWNER;
   }
+  return true;
+}
+
+bool rsc__plain_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc_node *out) {
+  d->mode_locked = true; /* built with production semantics */
+  return new_element(d, tuple, len, out);
+}
+
+static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
+  rsc_node element;
+  if (!new_element(d, tuple, len, &element)) return false;
   rsc_scope *h = d->initializing_handler;
   if (h) {
     /* Leaving the element: pop its scope. Blocking and errors inside it

@@ -5,10 +5,22 @@
 
 #include "internal.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Walks *root in place (React's parseModel after JSON.parse). Returns true,
  * or false when the walk threw: *thrown holds the error value (or the
  * decoder failed: check d->err). */
 bool rsc__revive(rsc_decoder *d, rsc_node *root, rsc_node *thrown);
+
+/* The element the walk makes of a tuple ["$", type, key, props, ...] that
+ * holds nothing else to revive: no "$" string but its marker, no
+ * "__proto__" key. Nothing can block or throw in such a tuple, so the
+ * result is the plain element whenever the walk would meet it; the JSON
+ * stage builds it as the tuple's array closes (production model rows; see
+ * json_shim.cpp), and the walk never enters it. false: out of memory. */
+bool rsc__plain_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc_node *out);
 
 /* Follows a path and applies a map function (React's fulfillReference tail
  * and getOutlinedModel's map step). Returns false on a throw. */
@@ -26,4 +38,7 @@ rsc_node rsc__lazy(rsc_chunk *c);
  * can have. */
 int64_t rsc__parse_ref_id(const char *s, size_t len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -126,8 +126,8 @@ bool ts_json_equal(const char *a, size_t alen, const char *b, size_t blen, const
   rsc_node na, nb;
   const char *msg = NULL;
   *why = "parse error";
-  bool ok = d && rsc__json_parse((rsc_json *)d->json, (const uint8_t *)a, alen, false, &na, &msg) == JSON_OK &&
-            rsc__json_parse((rsc_json *)d->json, (const uint8_t *)b, blen, false, &nb, &msg) == JSON_OK &&
+  bool ok = d && rsc__json_parse((rsc_json *)d->json, (const uint8_t *)a, alen, false, false, &na, &msg) == JSON_OK &&
+            rsc__json_parse((rsc_json *)d->json, (const uint8_t *)b, blen, false, false, &nb, &msg) == JSON_OK &&
             node_equal(&na, &nb, why);
   rsc_decoder_free(d);
   return ok;

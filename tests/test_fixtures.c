@@ -38,7 +38,7 @@ static fixture *load(size_t *count) {
   rsc_decoder *d = rsc_decoder_new(&opt);
   rsc_node root;
   const char *msg;
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)text, len, false, &root, &msg),
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)text, len, false, false, &root, &msg),
                JSON_OK, "fixtures/react/index.json does not parse");
   fixture *f = calloc(root.len + 1, sizeof *f);
   for (size_t i = 0; i < rsc_node_len(&root); i++) {
@@ -236,7 +236,7 @@ Test(fixtures, html_pages_decode_like_their_payloads) {
   rsc_decoder *jd = rsc_decoder_new(NULL);
   rsc_node root;
   const char *msg;
-  cr_assert_eq(rsc__json_parse((rsc_json *)jd->json, (const uint8_t *)text, len, false, &root, &msg), JSON_OK);
+  cr_assert_eq(rsc__json_parse((rsc_json *)jd->json, (const uint8_t *)text, len, false, false, &root, &msg), JSON_OK);
   const rsc_node *list = rsc_object_get(&root, "fixtures", 8);
   cr_assert_gt(rsc_node_len(list), 10);
   int decoded = 0;

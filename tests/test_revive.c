@@ -4,13 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
+#include "json.h"
 #include "support.h"
 
 static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
   rsc_decoder *d = ts_decode(in, len, 0, flags);
   cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);
   char *got = ts_dump(d);
-  cr_expect_str_eq(got, want, "input: %s", in);
+  cr_expect_str_eq(got, want, "input: %s got %s", in, got);
   rsc_free(got);
   rsc_decoder_free(d);
 }
@@ -82,6 +84,68 @@ Test(revive, element_tuples) {
   /* A development tuple's owner and stack never block a development client. */
   DUMP_DEV("0:[\"$\",\"div\",null,{},\"$1\",\"$2\",1]\n",
            "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{}}}");
+}
+
+/* The JSON stage builds the element of a production model row's tuple that
+ * holds nothing else to revive as its array closes (rsc__plain_element);
+ * the walk never enters it. Each case decodes as the walk alone decodes it
+ * (development rows take the walk: the same dumps), and rows the client
+ * does not revive keep their arrays. */
+Test(revive, plain_element_tuples_are_built_while_parsing) {
+  static const struct {
+    const char *in, *want;
+  } cases[] = {
+      {"0:[[\"$\"],[\"$\",\"a\"],[\"$\",\"a\",\"b\"],[\"$\",\"$\"],[\"$\",\"$$\"]]\n",
+       "{\"ok\":[{\"$\":\"element\",\"type\":{\"$\":\"undefined\"},\"key\":{\"$\":\"undefined\"},"
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":{\"$\":\"undefined\"},"
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":\"b\",\"props\":{\"$\":"
+       "\"undefined\"}},{\"$\":\"element\",\"type\":{\"$\":\"symbol\",\"v\":\"react.transitional.element\"},"
+       "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"$\","
+       "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}]}"},
+      /* shared through references and paths, nested */
+      {"0:{\"a\":\"$1\",\"b\":\"$1\",\"t\":\"$1:type\",\"c\":\"$1:props:children\"}\n"
+       "1:[\"$\",\"div\",null,{\"children\":[\"$\",\"b\",\"k\",{}]}]\n",
+       "{\"ok\":{\"a\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":"
+       "\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{}}}},\"b\":{\"$\":\"ref\",\"to\":\"/ok/a\"},"
+       "\"t\":\"div\",\"c\":{\"$\":\"ref\",\"to\":\"/ok/a/props/children\"}}}"},
+      /* a "__proto__" key is the walk's to delete */
+      {"0:[\"$\",\"div\",null,{\"__proto__\":{\"x\":1},\"y\":2}]\n",
+       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"y\":2}}}"},
+      /* inside what the walk revives: a lazy, a promise */
+      {"0:[\"$\",\"div\",null,{\"children\":\"$L1\"}]\n1:[\"$\",\"span\",null,{}]\n",
+       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":\"lazy\","
+       "\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"span\",\"key\":null,\"props\":{}}}}}}"},
+      {"0:\"$@1\"\n1:[\"$\",\"x\",null,{\"a\":[\"$\",\"y\",null,{}]}]\n",
+       "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"x\","
+       "\"key\":null,\"props\":{\"a\":{\"$\":\"element\",\"type\":\"y\",\"key\":null,\"props\":{}}}}}}"},
+      /* a module row's metadata is revived by the walk (an element here:
+       * no id, no chunks, no name, and not async) */
+      {"1:I[\"$\",[],\"x\"]\n0:\"$L1\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":{\"$\":"
+       "\"undefined\"},\"chunks\":{\"$\":\"undefined\"},\"name\":{\"$\":\"undefined\"}}}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
+    expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
+  }
+  /* The JSON stage itself: an element for a model row, an array otherwise
+   * (other rows are not revived, or take the walk), and an array when
+   * anything else in the tuple needs the walk. */
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  const char *row = "[\"$\",\"div\",null,{\"a\":[\"$\",\"b\",null,{}],\"r\":[\"$\",\"c\",\"$1\",{}]}]";
+  rsc_node n;
+  const char *msg;
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true, &n, &msg),
+               JSON_OK);
+  cr_expect_eq(n.kind, RSC_ARRAY, "a tuple holding one that needs the walk");
+  const rsc_node *props = &n.u.items[3];
+  cr_expect_eq(rsc_object_get(props, "a", 1)->kind, RSC_ELEMENT);
+  cr_expect_eq(rsc_object_get(props, "r", 1)->kind, RSC_ARRAY);
+  cr_expect(n.flags & NF_WALK);
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, false, &n, &msg),
+               JSON_OK);
+  cr_expect_eq(rsc_object_get(&n.u.items[3], "a", 1)->kind, RSC_ARRAY, "not a model row");
+  rsc_decoder_free(d);
 }
 
 Test(revive, blocked_and_errored_elements_become_lazies) {
