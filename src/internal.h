@@ -57,10 +57,11 @@ typedef struct rsc_member {
 } rsc_member;
 
 /* React's element object. Production elements are the first three fields
- * (48 bytes, a third of a table row's memory was elements); development
- * elements also carry their owner, and their ELEMENT node's sub says so
- * (EL_HAS_OWNER). The tuple's debug stack and validated flag are read by
- * nothing here, so they are not kept. */
+ * (48 bytes, a third of a table row's memory was elements), laid out like
+ * the tuple's slots 1-3: an element built while parsing is those slots, in
+ * place (rsc__plain_element). Development elements also carry their owner,
+ * and their ELEMENT node's sub says so (EL_HAS_OWNER). The tuple's debug
+ * stack and validated flag are read by nothing here, so they are not kept. */
 enum { EL_HAS_OWNER = 1 };
 typedef struct rsc_element {
   rsc_node type, key, props;

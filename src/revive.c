@@ -832,8 +832,23 @@ static bool new_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc
   return true;
 }
 
-bool rsc__plain_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc_node *out) {
+/* A production element's fields are the tuple's slots 1-3 in order. */
+_Static_assert(offsetof(rsc_element, key) == sizeof(rsc_node) &&
+                   offsetof(rsc_element, props) == 2 * sizeof(rsc_node) &&
+                   offsetof(rsc_element, owner) == 3 * sizeof(rsc_node),
+               "rsc_element must lay out like tuple slots");
+
+bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
   d->mode_locked = true; /* built with production semantics */
+  if (len >= 4 && !d->dev) {
+    /* Nothing else holds the tuple and nothing will write into it (it has
+     * no reference to fill): its slots 1-3 are the element, in place. A
+     * tuple with references keeps its own element, as React's client
+     * does: a late type or key fills the tuple, not the element. */
+    *out = rsc__mk(RSC_ELEMENT);
+    out->u.el = (rsc_element *)(tuple + 1);
+    return true;
+  }
   return new_element(d, tuple, len, out);
 }
 

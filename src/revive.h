@@ -20,7 +20,7 @@ bool rsc__revive(rsc_decoder *d, rsc_node *root, rsc_node *thrown);
  * result is the plain element whenever the walk would meet it; the JSON
  * stage builds it as the tuple's array closes (production model rows; see
  * json_shim.cpp), and the walk never enters it. false: out of memory. */
-bool rsc__plain_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc_node *out);
+bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out);
 
 /* Follows a path and applies a map function (React's fulfillReference tail
  * and getOutlinedModel's map step). Returns false on a throw. */
