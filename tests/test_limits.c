@@ -262,3 +262,51 @@ Test(limits, sticky) {
   cr_expect_eq(rsc_decoder_error(d)->offset, 3);
   rsc_decoder_free(d);
 }
+
+/* Rows of 64 KB and more get a string region fitted to their quotes
+ * (json_shim.cpp): the densest strings there are (empty ones, escapes that
+ * shrink, escaped quotes, keys) still fit it; ASan would see a write past
+ * it, the region being its block's whole size in a fresh decoder. */
+Test(limits, big_rows_fill_their_string_region) {
+  static const struct {
+    const char *open, *item, *close;
+    const char *first; /* the first item's string value */
+  } shapes[] = {
+      {"[", "\"\"", "]", ""},
+      {"[", "\"\\u0041\"", "]", "A"},
+      {"[", "\"\\\"\"", "]", "\""},
+      {"[", "\"\\ud83d\\ude00\"", "]", "\xf0\x9f\x98\x80"},
+  };
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+    size_t n = 40000, il = strlen(shapes[s].item);
+    size_t cap = 8 + n * (il + 1) + 8;
+    char *row = malloc(cap);
+    size_t o = 0;
+    o += (size_t)sprintf(row + o, "0:%s", shapes[s].open);
+    for (size_t i = 0; i < n; i++) {
+      memcpy(row + o, shapes[s].item, il);
+      o += il;
+      row[o++] = i + 1 < n ? ',' : ']';
+    }
+    row[o++] = '\n';
+    rsc_decoder *d = rsc_decode(row, o, NULL, NULL);
+    cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "shape %zu", s);
+    const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
+    cr_assert_eq(rsc_node_len(root), n, "shape %zu", s);
+    cr_expect_str_eq(rsc_node_string(rsc_node_at(root, 0), NULL), shapes[s].first, "shape %zu", s);
+    cr_expect_str_eq(rsc_node_string(rsc_node_at(root, n - 1), NULL), shapes[s].first, "shape %zu", s);
+    rsc_decoder_free(d);
+    free(row);
+  }
+  /* Keys: an object of 20000 one-letter keys, all distinct. */
+  size_t n = 20000, o = 0;
+  char *row = malloc(16 + n * 16);
+  o += (size_t)sprintf(row, "0:{");
+  for (size_t i = 0; i < n; i++) o += (size_t)sprintf(row + o, "%s\"%zx\":\"\"", i ? "," : "", i + 0x10000);
+  o += (size_t)sprintf(row + o, "}\n");
+  rsc_decoder *d = rsc_decode(row, o, NULL, NULL);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
+  cr_expect_eq(rsc_node_len(rsc_chunk_value(rsc_decoder_root(d))), n);
+  rsc_decoder_free(d);
+  free(row);
+}
