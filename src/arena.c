@@ -92,9 +92,14 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
     /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny:
      * the next block is half of what is held, so the arena holds at most
      * 1.5x what it has handed out (doubling held up to 2x, and peak memory
-     * moved only when a payload crossed a power of two). */
+     * moved only when a payload crossed a power of two). From 1 MiB on,
+     * blocks are whole huge pages: a fresh decoder of the 10 MB page took
+     * 2.5x longer when its blocks between 1 and 4 MiB faulted 4 KiB at a
+     * time. */
     size_t cap = a->max_block ? a->max_block : ((size_t)4 << 20);
     if (a->total / 2 > a->next_size) a->next_size = a->total / 2;
+    if (a->next_size >= HUGE_BLOCK / 2 && !a->max_block)
+      a->next_size = (a->next_size + HUGE_BLOCK - 1) & ~(HUGE_BLOCK - 1);
     if (a->next_size > cap) a->next_size = cap;
   }
   size_t hdr = (sizeof(rsc_arena_block) + 15) & ~(size_t)15;
