@@ -27,6 +27,7 @@ rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t r
     d->err.offset = offset;
     d->err.row_id = row;
     d->err.msg = msg;
+    if (d->frame) rsc__frame_settle(d->frame); /* no more one-byte appends */
   }
   return d->err.code;
 }
@@ -497,9 +498,8 @@ static rsc_status feed_small(rsc_decoder *d, const char *buf, size_t len);
 rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
   /* One byte inside a row being gathered: appended inline, no state
    * machine and no stack frame (anything else goes on to feed_small). */
-  if (d && len == 1 && d->err.code == RSC_OK && !d->finished &&
-      rsc__frame_take_byte(d->frame, (uint8_t)buf[0]))
-    return RSC_OK;
+  if (d && len == 1 && rsc__frame_take_byte(d->frame, (uint8_t)buf[0]))
+    return RSC_OK; /* (an error or finish closed this path: rsc__frame_settle) */
   return feed_small(d, buf, len);
 }
 
@@ -549,6 +549,9 @@ __attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf
   if (over && d->err.code == RSC_OK)
     rsc__fail(d, RSC_ERR_LIMIT, max, rsc__frame_row_id(d->frame),
               "stream exceeds the total size limit");
+  /* A row callback may have failed, after which the framer reopened its
+   * fast path on the way out: close it again. */
+  if (d->err.code) rsc__frame_settle(d->frame);
   d->row_id = -1;
   return d->err.code;
 }
@@ -557,6 +560,7 @@ rsc_status rsc_decoder_finish(rsc_decoder *d) {
   if (!d) return RSC_ERR_STATE;
   if (d->finished || d->err.code) return d->err.code;
   d->finished = true;
+  rsc__frame_settle(d->frame); /* no one-byte appends after finish */
   d->row_offset = rsc__frame_offset(d->frame);
   d->row_id = -1;
   /* A row without its final LF, or an empty length row at the very end, is

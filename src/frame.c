@@ -59,7 +59,7 @@ void rsc__frame_reset(rsc_frame *f) {
 
 /* The bytes rsc__frame_take_byte appended, counted in offset (and in a
  * length row's row_length); the fast path closes until fast_update. */
-static void settle(rsc_frame *f) {
+void rsc__frame_settle(rsc_frame *f) {
   if (!f->fast_end) return;
   size_t n = f->buf_len - f->fast_mark;
   f->offset += n;
@@ -144,7 +144,7 @@ static void reset_row(rsc_frame *f) {
 }
 
 bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len) {
-  settle(f);
+  rsc__frame_settle(f);
   uint64_t max_total = f->max_total;
   /* Small pieces in the middle of a row (a network that delivers a few
    * bytes at a time) only append: no state machine, no calls. Its own
@@ -175,7 +175,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
 
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err) {
-  settle(f); /* before anything reads offset or row_length */
+  rsc__frame_settle(f); /* before anything reads offset or row_length */
   rsc_status st = frame_feed(f, chunk, len, fn, ctx, err);
   fast_update(f);
   return st;

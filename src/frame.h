@@ -58,9 +58,10 @@ typedef struct rsc_frame {
   /* rsc__frame_take_byte appends while buf_len < fast_end, with no other
    * test: the row's buffer room, its size limit, the stream's, and a
    * length row's bytes but its last, folded into one bound when a feed
-   * leaves a row being gathered (0: no fast path). Bytes it appends count
-   * in offset and row_length only when the framer next runs (settle in
-   * frame.c): one store per byte, no chain of counters through memory. */
+   * leaves a row being gathered (0: no fast path, also once the decoder
+   * has stopped). Bytes it appends count in offset and row_length only
+   * when the framer next runs (rsc__frame_settle): one store per byte, no
+   * chain of counters through memory. */
   size_t fast_end;
   size_t fast_mark;     /* buf_len when fast_end was set                  */
   bool fast_newline;    /* the row gathered ends at an LF (else a length) */
@@ -86,6 +87,11 @@ static inline bool rsc__frame_take_byte(rsc_frame *f, uint8_t c) {
   f->buf_len = n + 1;
   return true;
 }
+
+/* Counts what rsc__frame_take_byte took and closes its fast path until the
+ * framer next runs: the decoder calls it when it stops (an error, finish),
+ * so that a one-byte feed needs no test of its own for those. */
+void rsc__frame_settle(rsc_frame *f);
 
 /* The fast path of a small feed (at most 16 bytes) in the middle of a row
  * being gathered: appends and returns true, or returns false having done

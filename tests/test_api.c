@@ -208,6 +208,19 @@ Test(api, errors_are_sticky_and_feed_after_finish_fails) {
   cr_expect_null(rsc_dump(d, 0, NULL), "no dump from a failed decoder");
   rsc_decoder_free(d);
   cr_expect_eq(rsc_decoder_feed(NULL, "x", 1), RSC_ERR_STATE);
+  /* One-byte feeds in the middle of a row being gathered (the framer's
+   * fast path), then after finish; and after an error. */
+  d = rsc_decoder_new(NULL);
+  cr_expect_eq(rsc_decoder_feed(d, "1:[\"abcdefgh", 12), RSC_OK);
+  cr_expect_eq(rsc_decoder_feed(d, "i", 1), RSC_OK);
+  cr_expect_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_expect_eq(rsc_decoder_feed(d, "j", 1), RSC_ERR_STATE);
+  cr_expect_eq(rsc_decoder_error(d)->offset, 13, "the offset counts the byte-sized feed");
+  rsc_decoder_free(d);
+  d = rsc_decoder_new(NULL);
+  cr_expect_eq(rsc_decoder_feed(d, "0:1\n0:2\n1:[\"abcdefgh", 21), RSC_ERR_DUPLICATE_ROW);
+  cr_expect_eq(rsc_decoder_feed(d, "i", 1), RSC_ERR_DUPLICATE_ROW);
+  rsc_decoder_free(d);
 }
 
 Test(api, one_shot_equals_streaming) {
