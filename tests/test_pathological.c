@@ -521,6 +521,36 @@ Test(pathological, map_of_integer_keys_is_linear) {
   free(b.p);
 }
 
+/* JavaScript puts an object's array-index keys first, ascending: 200,000
+ * of them in descending order, between other keys and with a duplicate,
+ * took an insertion sort n^2 / 2 steps (6.7 s for 60,000). */
+Test(pathological, index_keys_in_descending_order_sort_in_n_log_n) {
+  buf b = {0};
+  puts_(&b, "0:{\"z\":1");
+  for (unsigned long i = 200000; i >= 1; i--) {
+    putf(&b, ",\"%lu\":0", i);
+    if (i == 100000) puts_(&b, ",\"m\":2");
+  }
+  puts_(&b, ",\"7\":3,\"a\":4}\n"); /* "7" again: its last value, in index order */
+  double t = now();
+  rsc_error e;
+  rsc_decoder *d = decode(&b, 0, 0, &e);
+  cr_assert_eq(e.code, RSC_OK, "%s", e.msg);
+  const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
+  cr_assert_eq(rsc_node_len(root), 200003);
+  size_t n;
+  const char *k = rsc_object_key(root, 0, &n);
+  cr_expect(k && n == 1 && k[0] == '1');
+  k = rsc_object_key(root, 199999, &n);
+  cr_expect(k && n == 6 && memcmp(k, "200000", 6) == 0);
+  k = rsc_object_key(root, 200000, &n);
+  cr_expect(k && n == 1 && k[0] == 'z', "the other keys follow in their order");
+  cr_expect_eq(rsc_node_number(rsc_object_get(root, "7", 1)), 3);
+  cr_expect(now() - t < 5.0, "%.2fs", now() - t);
+  rsc_decoder_free(d);
+  free(b.p);
+}
+
 /* Each "$Q", "$W", "$K" and "$B" copies what it references, as React's
  * new Map(...) and new Blob(...) do: n references to one row of m entries
  * hold n * m values. The copies count against max_nodes (default 2^25),
