@@ -245,6 +245,10 @@ struct rsc_decoder {
    * nested in another (a reference initialising a chunk) stacks above it */
   struct walk_frame *walk;
   size_t walk_len, walk_cap;
+  /* key indexes of wide objects that paths step into (revive.c), by
+   * members array; arena memory */
+  struct wide_index *wide;
+  uint32_t wide_cap, wide_count;
 };
 
 /* ---- shared helpers ---------------------------------------------------- */

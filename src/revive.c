@@ -170,6 +170,64 @@ static bool canonical_index(rsc_key k, uint32_t *out) {
   return true;
 }
 
+/* Wide objects. A path step scans an object's members, and n references
+ * into one object of n members took n^2 steps (1.15 MB of them, 10.7 s;
+ * JavaScript objects are hash tables). The first step into an object of
+ * more than WIDE_OBJECT members indexes its keys, which never change once
+ * parsed (only values are filled in or deleted) and are distinct (parsing
+ * drops duplicates). The index lives in the arena, found by the members
+ * array in a table of the decoder; without memory for it, steps scan. */
+#define WIDE_OBJECT 32
+
+typedef struct wide_index {
+  const rsc_member *members;
+  uint32_t *pos; /* open addressing on the key hash: member position or ~0 */
+  uint32_t cap;  /* a power of two, at least twice the members            */
+} wide_index;
+
+static uint64_t member_key_hash(const rsc_decoder *d, const char *s, uint32_t n) {
+  uint64_t h = 1469598103934665603ull ^ d->hash_seed;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  return rsc__hash_final(h);
+}
+
+static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
+  const rsc_member *members = obj->u.members;
+  if ((d->wide_count + 1) * 2 > d->wide_cap) {
+    uint32_t cap = d->wide_cap ? d->wide_cap * 2 : 16;
+    wide_index *t = (wide_index *)rsc__arena_alloc(&d->arena, cap * sizeof *t);
+    if (!t) return NULL;
+    memset(t, 0, cap * sizeof *t);
+    for (uint32_t i = 0; i < d->wide_cap; i++) {
+      if (!d->wide[i].members) continue;
+      size_t h = (size_t)rsc__hash_final((uintptr_t)d->wide[i].members) & (cap - 1);
+      while (t[h].members) h = (h + 1) & (cap - 1);
+      t[h] = d->wide[i];
+    }
+    d->wide = t;
+    d->wide_cap = cap;
+  }
+  size_t h = (size_t)rsc__hash_final((uintptr_t)members) & (d->wide_cap - 1);
+  for (; d->wide[h].members; h = (h + 1) & (d->wide_cap - 1))
+    if (d->wide[h].members == members) return &d->wide[h];
+  uint32_t cap = 64;
+  while (cap < 2 * obj->len) cap *= 2;
+  uint32_t *pos = (uint32_t *)rsc__arena_alloc(&d->arena, cap * sizeof *pos);
+  if (!pos) return NULL;
+  memset(pos, 0xff, cap * sizeof *pos);
+  for (uint32_t i = 0; i < obj->len; i++) {
+    size_t k = (size_t)member_key_hash(d, members[i].key, members[i].klen) & (cap - 1);
+    while (pos[k] != UINT32_MAX) k = (k + 1) & (cap - 1);
+    pos[k] = i;
+  }
+  wide_index *w = &d->wide[h];
+  w->members = members;
+  w->pos = pos;
+  w->cap = cap;
+  d->wide_count++;
+  return w;
+}
+
 bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out) {
   switch (value->kind) {
   case RSC_OBJECT:
@@ -178,6 +236,21 @@ bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out
      * deletes it before anything can step in (React's traversal guards
      * after CVE-2025-55182); refuse it here as well. */
     if (key_is(key.s, key.n, "__proto__")) return false;
+    if (value->len > WIDE_OBJECT) {
+      const wide_index *w = wide_lookup(d, value);
+      if (w) {
+        size_t k = (size_t)member_key_hash(d, key.s, key.n) & (w->cap - 1);
+        for (; w->pos[k] != UINT32_MAX; k = (k + 1) & (w->cap - 1)) {
+          const rsc_member *m = &value->u.members[w->pos[k]];
+          if (m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
+            if (m->val.kind == RSC_UNDEFINED) return false;
+            *out = m->val;
+            return true;
+          }
+        }
+        return false;
+      }
+    }
     for (uint32_t i = 0; i < value->len; i++) {
       const rsc_member *m = &value->u.members[i];
       if (m->val.kind != RSC_UNDEFINED && m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
