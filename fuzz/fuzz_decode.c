@@ -55,6 +55,20 @@ static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8
   return d;
 }
 
+/* Two decodes of one payload must agree on the error (code, offset, row)
+ * and the dump; otherwise both go to stderr and the run aborts. */
+static void expect_same(const char *a_name, const rsc_error *a, const char *a_dump,
+                        const char *b_name, const rsc_error *b, const char *b_dump) {
+  if (a->code == b->code && a->offset == b->offset && a->row_id == b->row_id &&
+      (a_dump == NULL) == (b_dump == NULL) && (!a_dump || strcmp(a_dump, b_dump) == 0))
+    return;
+  fprintf(stderr, "%s: %d @%llu row %lld (%s)\n%s\n%s: %d @%llu row %lld (%s)\n%s\n", a_name,
+          a->code, (unsigned long long)a->offset, (long long)a->row_id, a->msg ? a->msg : "",
+          a_dump ? a_dump : "(no dump)", b_name, b->code, (unsigned long long)b->offset,
+          (long long)b->row_id, b->msg ? b->msg : "", b_dump ? b_dump : "(no dump)");
+  abort();
+}
+
 static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int mode,
                            char **dump, rsc_error *err) {
   return decode_into(rsc_decoder_new(&fo->opt), fo, p, n, mode, dump, err);
@@ -104,18 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rsc_error err2;
     rsc_decoder *d2 = decode(&fo, p, n, 0, &dump2, &err2);
     FUZZ_CHECK(d2 != NULL);
-    if (err.code != err2.code || err.offset != err2.offset || err.row_id != err2.row_id) {
-      fprintf(stderr, "split: %d @%llu row %lld (%s)\nwhole: %d @%llu row %lld (%s)\n",
-              err.code, (unsigned long long)err.offset, (long long)err.row_id,
-              err.msg ? err.msg : "", err2.code, (unsigned long long)err2.offset,
-              (long long)err2.row_id, err2.msg ? err2.msg : "");
-      abort();
-    }
-    if ((dump == NULL) != (dump2 == NULL) || (dump && strcmp(dump, dump2) != 0)) {
-      fprintf(stderr, "split dump:\n%s\nwhole dump:\n%s\n", dump ? dump : "(null)",
-              dump2 ? dump2 : "(null)");
-      abort();
-    }
+    expect_same("split", &err, dump, "whole", &err2, dump2);
     rsc_free(dump2);
     rsc_decoder_free(d2);
   }
@@ -129,13 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rsc_error err4;
     rsc_decoder *d4 = decode(&fo, padded, n, PADDED_WHOLE, &dump4, &err4);
     FUZZ_CHECK(d4 != NULL);
-    if (err.code != err4.code || err.offset != err4.offset || err.row_id != err4.row_id ||
-        (dump == NULL) != (dump4 == NULL) || (dump && strcmp(dump, dump4) != 0)) {
-      fprintf(stderr, "plain: %d @%llu (%s)\npadded: %d @%llu (%s)\n", err.code,
-              (unsigned long long)err.offset, dump ? dump : "(null)", err4.code,
-              (unsigned long long)err4.offset, dump4 ? dump4 : "(null)");
-      abort();
-    }
+    expect_same("plain", &err, dump, "padded", &err4, dump4);
     rsc_free(dump4);
     rsc_decoder_free(d4);
     free(padded);
@@ -146,13 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *dump3;
   rsc_error err3;
   decode_into(d, &fo, p, n, fo.mode, &dump3, &err3);
-  if (err.code != err3.code || err.offset != err3.offset || err.row_id != err3.row_id ||
-      (dump == NULL) != (dump3 == NULL) || (dump && strcmp(dump, dump3) != 0)) {
-    fprintf(stderr, "first: %d @%llu (%s)\nafter reset: %d @%llu (%s)\n", err.code,
-            (unsigned long long)err.offset, dump ? dump : "(null)", err3.code,
-            (unsigned long long)err3.offset, dump3 ? dump3 : "(null)");
-    abort();
-  }
+  expect_same("first", &err, dump, "after reset", &err3, dump3);
   rsc_free(dump3);
   rsc_free(dump);
   rsc_decoder_free(d);

@@ -197,8 +197,8 @@ static size_t depth_offset(const uint8_t *p, size_t n, uint32_t max_depth) {
 }
 
 /* JSON.parse of a row; the failure message for a SyntaxError, or a fatal
- * decoder error (memory, limits). */
-/* elements: a model row (see rsc__json_parse). */
+ * decoder error (memory, limits). elements: a model row (production ones
+ * get their plain element tuples built while parsing: rsc__json_parse). */
 static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
                        bool elements, rsc_node *out, const char **syntax) {
   *syntax = NULL;

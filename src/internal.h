@@ -298,6 +298,14 @@ static inline uint64_t rsc__hash_final(uint64_t x) {
   return x;
 }
 
+/* An object key's hash, from the decoder's seed (FNV-1a, finalised): the
+ * duplicate-key table of parsing and the key index of wide objects. */
+static inline uint64_t rsc__key_hash(uint64_t seed, const char *s, uint32_t n) {
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  return rsc__hash_final(h);
+}
+
 static inline rsc_node rsc__mk(uint8_t kind) {
   rsc_node n = {kind, 0, 0, 0, {0}};
   return n;

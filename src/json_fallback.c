@@ -531,12 +531,6 @@ static bool same_key(const rsc_member *a, const rsc_member *b) {
   return a->klen == b->klen && memcmp(a->key, b->key, a->klen) == 0;
 }
 
-static uint64_t key_hash(uint64_t seed, const rsc_member *m) {
-  uint64_t h = 1469598103934665603ull ^ seed;
-  for (uint32_t i = 0; i < m->klen; i++) h = (h ^ (uint8_t)m->key[i]) * 1099511628211ull;
-  return rsc__hash_final(h);
-}
-
 /* An array-index key and where it stood. */
 typedef struct index_ent {
   uint64_t value;
@@ -570,7 +564,7 @@ void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
     if (tab) {
       memset(tab, 0xff, cap * sizeof(uint32_t));
       for (uint32_t i = 0; i < n; i++) {
-        size_t h = (size_t)key_hash(d->hash_seed, &m[i]) & (cap - 1);
+        size_t h = (size_t)rsc__key_hash(d->hash_seed, m[i].key, m[i].klen) & (cap - 1);
         for (;;) {
           if (tab[h] == UINT32_MAX) {
             tab[h] = i;

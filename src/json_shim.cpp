@@ -128,6 +128,13 @@ struct tape_converter {
 
   static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
 
+  // A string where simdjson wrote it (sp: its 32-bit length, then the text
+  // and a NUL): the text, its length in *n.
+  static const char *text_at(const uint8_t *sp, uint32_t *n) {
+    std::memcpy(n, sp, 4);
+    return reinterpret_cast<const char *>(sp + 4);
+  }
+
   // Strings stay where simdjson wrote them: the buffer is the decoder's.
   // simdjson writes them in tape order, so the last one met (its 32-bit
   // length, then the text and a NUL) ends the region in use.
@@ -135,8 +142,8 @@ struct tape_converter {
   size_t strings_end() const {
     if (!last_sp) return 0;
     uint32_t n;
-    std::memcpy(&n, last_sp, 4);
-    return size_t(last_sp - strings) + 4 + n + 1;
+    const char *s = text_at(last_sp, &n);
+    return size_t(reinterpret_cast<const uint8_t *>(s) - strings) + n + 1;
   }
 
   // The walk's own bits next to the NF_DOLLAR | NF_WALK of `walk`.
@@ -174,8 +181,7 @@ struct tape_converter {
       case T_STRING: {
         const uint8_t *sp = sb + payload(w);
         uint32_t n;
-        std::memcpy(&n, sp, 4);
-        const char *s = reinterpret_cast<const char *>(sp + 4);
+        const char *s = text_at(sp, &n);
         last = sp;
         *dst = rsc__str(RSC_STRING, s, n);
         if (s[0] == '$') { // "" holds the NUL
@@ -211,10 +217,10 @@ struct tape_converter {
           if (type(p[1]) == T_STRING) {
             const uint8_t *sp = sb + payload(p[1]);
             uint32_t sl;
-            std::memcpy(&sl, sp, 4);
-            if (sl == 1 && sp[4] == '$') {
+            const char *s = text_at(sp, &sl);
+            if (sl == 1 && s[0] == '$') {
               last = sp;
-              *dst = rsc__str(RSC_STRING, reinterpret_cast<const char *>(sp + 4), 1);
+              *dst = rsc__str(RSC_STRING, s, 1);
               dst->flags = NF_DOLLAR;
               dst++;
               walk = W_MARKER;
@@ -297,8 +303,7 @@ struct tape_converter {
         rsc_member *m = next++;
         const uint8_t *sp = sb + payload(*p);
         uint32_t kl;
-        std::memcpy(&kl, sp, 4);
-        const char *k = reinterpret_cast<const char *>(sp + 4);
+        const char *k = text_at(sp, &kl);
         last = sp;
         m->key = k;
         m->klen = kl;

@@ -185,12 +185,6 @@ typedef struct wide_index {
   uint32_t cap;  /* a power of two, at least twice the members            */
 } wide_index;
 
-static uint64_t member_key_hash(const rsc_decoder *d, const char *s, uint32_t n) {
-  uint64_t h = 1469598103934665603ull ^ d->hash_seed;
-  for (uint32_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return rsc__hash_final(h);
-}
-
 static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
   const rsc_member *members = obj->u.members;
   if ((d->wide_count + 1) * 2 > d->wide_cap) {
@@ -216,7 +210,7 @@ static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
   if (!pos) return NULL;
   memset(pos, 0xff, cap * sizeof *pos);
   for (uint32_t i = 0; i < obj->len; i++) {
-    size_t k = (size_t)member_key_hash(d, members[i].key, members[i].klen) & (cap - 1);
+    size_t k = (size_t)rsc__key_hash(d->hash_seed, members[i].key, members[i].klen) & (cap - 1);
     while (pos[k] != UINT32_MAX) k = (k + 1) & (cap - 1);
     pos[k] = i;
   }
@@ -239,7 +233,7 @@ bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out
     if (value->len > WIDE_OBJECT) {
       const wide_index *w = wide_lookup(d, value);
       if (w) {
-        size_t k = (size_t)member_key_hash(d, key.s, key.n) & (w->cap - 1);
+        size_t k = (size_t)rsc__key_hash(d->hash_seed, key.s, key.n) & (w->cap - 1);
         for (; w->pos[k] != UINT32_MAX; k = (k + 1) & (w->cap - 1)) {
           const rsc_member *m = &value->u.members[w->pos[k]];
           if (m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
