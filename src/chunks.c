@@ -353,12 +353,25 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
   (void)from;
   rsc_scope *h = ref->handler;
   rsc_node thrown;
-  for (uint32_t i = ref->path_pos; i < ref->path_len; i++) {
+  /* From the root, a path that shares its prefix with the last one walked
+   * resumes at the prefix's end (the path memo, revive.h). */
+  const rsc_node root = value;
+  struct path_notes *notes = &d->notes;
+  uint32_t n = ref->path_len, i = ref->path_pos, gen = 0;
+  bool memo = i == 0 && n >= 2 && n - 1 <= RSC_MEMO_DEPTH && !d->plain_paths, hopped = false;
+  if (memo) {
+    i = rsc__memo_resume(d, &root, ref->path, n, h, &value, NULL);
+    memo = i == 0; /* a resumed walk keeps the memo as it is */
+    gen = ++notes->gen;
+  }
+  for (; i < n; i++) {
     lazy_hops hops = {NULL, 0, 0};
+    uint32_t hop_count = 0;
     while (is_lazy(&value)) {
       /* A lazy on a path was inserted for a blocked element: look inside. */
       rsc_chunk *rc = value.u.chunk;
       if (rsc__lazy_cycle(&hops, rc)) break; /* a cycle of lazies: no object */
+      hop_count++;
       if (rc == h->chunk) {
         value = h->value;
         continue;
@@ -371,6 +384,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
       case CS_BLOCKED: {
         rsc_scope *cyc = rsc__resolve_blocked_cycle(rc, ref, 0);
         if (cyc) {
+          memo = false;
           value = cyc->value;
           continue;
         }
@@ -387,13 +401,28 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
         return;
       }
     }
-    rsc_node next;
-    if (!rsc__step(d, &value, ref->path[i], &next)) {
+    if (hop_count) {
+      hopped = true;
+      if (hop_count > 1 || i == 0) memo = false;
+    }
+    if (memo && i > 0) notes->led[i - 1] = value;
+    rsc_node tmp;
+    const rsc_node *at = rsc__step_at(d, &value, ref->path[i], &tmp);
+    if (!at) {
       rsc__reject_reference(d, h, rsc__error_node(d, "Invalid reference.", NULL));
       return;
     }
-    value = next;
+    if (i + 1 < n) {
+      if (at == &tmp) {
+        memo = false;
+      } else if (memo) {
+        notes->slot[i] = at;
+        memcpy(&notes->seen[i], at, sizeof notes->seen[i]);
+      }
+    }
+    value = *at;
   }
+  if (memo && notes->gen == gen) rsc__memo_record(d, &root, ref->path, n, hopped);
   lazy_hops hops = {NULL, 0, 0};
   while (is_lazy(&value)) {
     rsc_chunk *rc = value.u.chunk;

@@ -137,6 +137,7 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   d->jobs_cap = keep.jobs_cap;
   d->walk = keep.walk;
   d->walk_cap = keep.walk_cap;
+  d->plain_paths = keep.plain_paths;
   if (!start_stream(d, keep.hash_seed)) {
     rsc__fail(d, RSC_ERR_NOMEM, 0, -1, "out of memory");
     return RSC_ERR_NOMEM;

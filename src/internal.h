@@ -214,6 +214,9 @@ typedef struct chunk_table {
   size_t order_cap;
 } chunk_table;
 
+/* Keys of a reference path prefix the path memo keeps (revive.c). */
+#define RSC_MEMO_DEPTH 8
+
 struct rsc_decoder {
   rsc_options opt;
   rsc_arena arena;
@@ -249,6 +252,38 @@ struct rsc_decoder {
    * members array; arena memory */
   struct wide_index *wide;
   uint32_t wide_cap, wide_count;
+  /* the prefix (all keys but the last) of the last reference path walked
+   * from a chunk's value, with the slots it read (revive.c, path memo) */
+  struct path_memo {
+    rsc_node root;                    /* the value the walk started from    */
+    const char *text;                 /* the prefix's keys, as written      */
+    size_t text_len;
+    uint32_t depth;                   /* keys in the prefix; 0: no memo     */
+    const rsc_node *slot[RSC_MEMO_DEPTH]; /* where each step read its value */
+    rsc_node seen[RSC_MEMO_DEPTH];    /* and what it read there             */
+    rsc_node value[RSC_MEMO_DEPTH];   /* seen, or where its one lazy led    */
+    bool hopped;                      /* the prefix went through a lazy     */
+  } memo;
+  /* tests and fuzzing: split every path whole and walk it from its root
+   * (no split cache, no memo), to compare the two; kept across reset */
+  bool plain_paths;
+  /* the last reference path split (revive.c): the next one that repeats
+   * it up to its last ':' takes those keys from it */
+  struct split_cache {
+    const char *text; /* the reference after "$", as split               */
+    size_t last;      /* offset of its last ':'                           */
+    size_t id_len;
+    const rsc_key *keys;
+    uint32_t n;       /* keys; 0: nothing cached                          */
+  } split;
+  /* what the walk under way notes for the memo: here, not on the C stack,
+   * since walks nest as deep as chunk initialisations do; a nested walk
+   * bumps gen, and the walk it interrupted then records nothing */
+  struct path_notes {
+    uint32_t gen;
+    const rsc_node *slot[RSC_MEMO_DEPTH];
+    rsc_node seen[RSC_MEMO_DEPTH], led[RSC_MEMO_DEPTH];
+  } notes;
 };
 
 /* ---- shared helpers ---------------------------------------------------- */
@@ -304,6 +339,29 @@ static inline uint64_t rsc__key_hash(uint64_t seed, const char *s, uint32_t n) {
   uint64_t h = 1469598103934665603ull ^ seed;
   for (uint32_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
   return rsc__hash_final(h);
+}
+
+/* Whether n bytes at a and b are the same: keys and path steps are short,
+ * so two overlapping words compare them without a call to memcmp. */
+static inline bool rsc__same_bytes(const char *a, const char *b, size_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t a0, b0, a1, b1;
+    memcpy(&a0, a, 8), memcpy(&b0, b, 8);
+    memcpy(&a1, a + n - 8, 8), memcpy(&b1, b + n - 8, 8);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n >= 4 && n < 8) {
+    uint32_t a0, b0, a1, b1;
+    memcpy(&a0, a, 4), memcpy(&b0, b, 4);
+    memcpy(&a1, a + n - 4, 4), memcpy(&b1, b + n - 4, 4);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n < 4) {
+    for (size_t i = 0; i < n; i++)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  return memcmp(a, b, n) == 0;
 }
 
 static inline rsc_node rsc__mk(uint8_t kind) {

@@ -222,65 +222,135 @@ static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
   return w;
 }
 
-bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out) {
+/* A step into an object of more than WIDE_OBJECT members: by its key index,
+ * or by a scan without memory for one. Out of line: the common step into a
+ * small object or an array stays a leaf with few registers to save. */
+static __attribute__((noinline)) const rsc_node *step_wide(rsc_decoder *d, const rsc_node *value,
+                                                          rsc_key key) {
+  const wide_index *w = wide_lookup(d, value);
+  if (w) {
+    size_t k = (size_t)rsc__key_hash(d->hash_seed, key.s, key.n) & (w->cap - 1);
+    for (; w->pos[k] != UINT32_MAX; k = (k + 1) & (w->cap - 1)) {
+      const rsc_member *m = &value->u.members[w->pos[k]];
+      if (m->klen == key.n && rsc__same_bytes(m->key, key.s, key.n))
+        return m->val.kind == RSC_UNDEFINED ? NULL : &m->val;
+    }
+    return NULL;
+  }
+  for (uint32_t i = 0; i < value->len; i++) {
+    const rsc_member *m = &value->u.members[i];
+    if (m->klen == key.n && m->val.kind != RSC_UNDEFINED && rsc__same_bytes(m->key, key.s, key.n))
+      return &m->val;
+  }
+  return NULL;
+}
+
+const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *tmp) {
   switch (value->kind) {
-  case RSC_OBJECT:
+  case RSC_OBJECT: {
     /* Own members only: nothing is inherited, so "constructor" and the
      * like exist only as own data. "__proto__" never does: the walk
      * deletes it before anything can step in (React's traversal guards
      * after CVE-2025-55182); refuse it here as well. */
-    if (key_is(key.s, key.n, "__proto__")) return false;
-    if (value->len > WIDE_OBJECT) {
-      const wide_index *w = wide_lookup(d, value);
-      if (w) {
-        size_t k = (size_t)rsc__key_hash(d->hash_seed, key.s, key.n) & (w->cap - 1);
-        for (; w->pos[k] != UINT32_MAX; k = (k + 1) & (w->cap - 1)) {
-          const rsc_member *m = &value->u.members[w->pos[k]];
-          if (m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
-            if (m->val.kind == RSC_UNDEFINED) return false;
-            *out = m->val;
-            return true;
-          }
-        }
-        return false;
-      }
-    }
-    for (uint32_t i = 0; i < value->len; i++) {
-      const rsc_member *m = &value->u.members[i];
-      if (m->val.kind != RSC_UNDEFINED && m->klen == key.n && memcmp(m->key, key.s, key.n) == 0) {
-        *out = m->val;
-        return true;
-      }
-    }
-    return false;
+    if (key.n == 9 && rsc__same_bytes(key.s, "__proto__", 9)) return NULL;
+    if (value->len > WIDE_OBJECT) return step_wide(d, value, key);
+    const rsc_member *m = value->u.members, *end = m + value->len;
+    for (; m < end; m++)
+      if (m->klen == key.n && m->val.kind != RSC_UNDEFINED && rsc__same_bytes(m->key, key.s, key.n))
+        return &m->val;
+    return NULL;
+  }
   case RSC_ARRAY: {
     uint32_t idx;
-    if (canonical_index(key, &idx)) {
-      if (idx >= value->len) return false;
-      *out = value->u.items[idx];
-      return true;
+    if (canonical_index(key, &idx)) return idx < value->len ? &value->u.items[idx] : NULL;
+    if (key.n == 6 && rsc__same_bytes(key.s, "length", 6)) {
+      *tmp = rsc__num((double)value->len);
+      return tmp;
     }
-    if (key_is(key.s, key.n, "length")) {
-      *out = rsc__num((double)value->len);
-      return true;
-    }
-    return false;
+    return NULL;
   }
   case RSC_ELEMENT: {
     /* An element is a plain object on the client: its own properties. */
-    const rsc_element *el = value->u.el;
-    if (key_is(key.s, key.n, "type")) *out = el->type;
-    else if (key_is(key.s, key.n, "key")) *out = el->key;
-    else if (key_is(key.s, key.n, "props")) *out = el->props;
-    else if (key_is(key.s, key.n, "ref")) *out = rsc__mk(RSC_NULL);
-    else if (key_is(key.s, key.n, "$$typeof")) *out = d->marker;
-    else if ((value->sub & EL_HAS_OWNER) && key_is(key.s, key.n, "_owner")) *out = el->owner;
-    else return false;
-    return true;
+    rsc_element *el = value->u.el;
+    switch (key.n) {
+    case 5:
+      return rsc__same_bytes(key.s, "props", 5) ? &el->props : NULL;
+    case 4:
+      return rsc__same_bytes(key.s, "type", 4) ? &el->type : NULL;
+    case 3:
+      if (rsc__same_bytes(key.s, "key", 3)) return &el->key;
+      if (!rsc__same_bytes(key.s, "ref", 3)) return NULL;
+      *tmp = rsc__mk(RSC_NULL);
+      return tmp;
+    case 8:
+      if (!rsc__same_bytes(key.s, "$$typeof", 8)) return NULL;
+      *tmp = d->marker;
+      return tmp;
+    case 6:
+      return (value->sub & EL_HAS_OWNER) && rsc__same_bytes(key.s, "_owner", 6) ? &el->owner
+                                                                                 : NULL;
+    default:
+      return NULL;
+    }
   }
   default:
-    return false;
+    return NULL;
   }
+}
+
+bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out) {
+  rsc_node tmp;
+  const rsc_node *at = rsc__step_at(d, value, key, &tmp);
+  if (!at) return false;
+  *out = *at;
+  return true;
+}
+
+/* ---- the path memo (revive.h) ------------------------------------------------ */
+
+/* Bytes from the first key of path to the end of its key n-1. */
+static size_t prefix_text_len(const rsc_key *path, uint32_t n) {
+  return (size_t)(path[n - 1].s + path[n - 1].n - path[0].s);
+}
+
+uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
+                          const rsc_scope *h, rsc_node *value, bool *hopped) {
+  const struct path_memo *m = &d->memo;
+  uint32_t depth = m->depth;
+  if (!depth || n <= depth || memcmp(root, &m->root, sizeof *root) != 0) return 0;
+  /* The same text over the same span is the same keys: both split at ':'. */
+  size_t len = prefix_text_len(path, depth);
+  if (len != m->text_len || (path[0].s != m->text && memcmp(path[0].s, m->text, len) != 0))
+    return 0;
+  for (uint32_t i = 0; i < depth; i++) {
+    if (memcmp(m->slot[i], &m->seen[i], sizeof m->seen[i]) != 0) return 0;
+    if (m->seen[i].kind != RSC_LAZY) continue;
+    const rsc_chunk *rc = m->seen[i].u.chunk;
+    const rsc_node *to;
+    if (h && rc == h->chunk) to = &h->value;
+    else if (rc->state == CS_FULFILLED) to = &rc->value;
+    else return 0;
+    if (memcmp(to, &m->value[i], sizeof *to) != 0) return 0;
+  }
+  memcpy(value, &m->value[depth - 1], sizeof *value);
+  if (m->hopped && hopped) *hopped = true;
+  return depth;
+}
+
+void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
+                      bool hopped) {
+  struct path_memo *m = &d->memo;
+  const struct path_notes *w = &d->notes;
+  uint32_t depth = n - 1;
+  if (n < 2 || depth > RSC_MEMO_DEPTH) return;
+  memcpy(&m->root, root, sizeof *root);
+  m->text = path[0].s;
+  m->text_len = prefix_text_len(path, depth);
+  memcpy(m->slot, w->slot, depth * sizeof *m->slot);
+  memcpy(m->seen, w->seen, depth * sizeof *m->seen);
+  memcpy(m->value, w->led, depth * sizeof *m->value);
+  m->hopped = hopped;
+  m->depth = depth;
 }
 
 /* ---- collections (React's map functions) ---------------------------------- */
@@ -577,52 +647,103 @@ static void errored_scope(rsc_decoder *d, rsc_node reason) {
   d->initializing_handler = h;
 }
 
-/* Splits "id:k1:k2" into its keys (after the id). */
+/* The ':' of eight bytes (a little-endian word) as the high bits of their
+ * bytes: a byte of w XOR ':' is zero exactly there, and this zero-byte test
+ * has no borrow from one byte into the next. */
+static inline uint64_t colon_bits(const char *s) {
+  const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+  uint64_t w;
+  memcpy(&w, s, 8);
+  uint64_t x = w ^ 0x3a3a3a3a3a3a3a3aull;
+  return ~(((x & low7) + low7) | x | low7);
+}
+
+/* Finds the ':' of s[0, len): the first cap offsets go to pos; returns how
+ * many there are. Reference paths are read for every deduplicated object
+ * ("$0:props:children:1:props:users:93"), so eight bytes at a time. */
+static uint32_t find_colons(const char *s, size_t len, uint32_t *pos, uint32_t cap) {
+  uint32_t n = 0;
+  size_t i = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (len >= 8) {
+    for (;; i += 8) {
+      uint64_t bits;
+      if (i + 8 <= len) {
+        bits = colon_bits(s + i);
+      } else {
+        /* The last word, overlapping the one before: drop what it saw. */
+        size_t seen = i - (len - 8);
+        bits = colon_bits(s + len - 8) >> (8 * seen);
+      }
+      for (; bits; bits &= bits - 1) {
+        if (n < cap) pos[n] = (uint32_t)(i + ((size_t)__builtin_ctzll(bits) >> 3));
+        n++;
+      }
+      if (i + 8 >= len) return n;
+    }
+  }
+#endif
+  for (; i < len; i++) {
+    if (s[i] != ':') continue;
+    if (n < cap) pos[n] = (uint32_t)i;
+    n++;
+  }
+  return n;
+}
+
+/* Splits "id:k1:k2" into its keys (after the id). Deduplicated objects come
+ * back as runs of paths that differ in their last key only, so a path that
+ * repeats the last one up to its last ':' takes those keys from it (they
+ * point into its text, which is the same and lives as long) and splits
+ * only the rest. */
 static rsc_key *split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
                            uint32_t *nkeys) {
-  const char *colon = (const char *)memchr(ref, ':', len);
-  *id_len = colon ? (size_t)(colon - ref) : len;
+  struct split_cache *sc = &d->split;
+  uint32_t small[16];
+  uint32_t *pos = small;
+  bool sharing = sc->n && len > sc->last && !d->plain_paths &&
+                 memcmp(ref, sc->text, sc->last + 1) == 0;
+  size_t from = sharing ? sc->last + 1 : 0;
+  uint32_t found = find_colons(ref + from, len - from, pos, 16);
+  /* Keys: the shared ones and the one the scan starts in, then one after
+   * each colon found (without sharing, the first colon ends the id). */
+  uint32_t shared = sharing ? sc->n - 1 : 0;
+  uint32_t n = sharing ? shared + 1 + found : found;
+  *id_len = sharing ? sc->id_len : found ? pos[0] : len;
   *nkeys = 0;
-  if (!colon) return NULL;
-  /* One pass: the keys of the common short path gather on the stack, then
-   * move to the arena at their exact count. */
-  rsc_key small[16];
-  rsc_key *keys = small;
-  uint32_t n = 0, cap = 16;
-  size_t start = *id_len + 1;
-  for (size_t i = start;; i++) {
-    if (i < len && ref[i] != ':') continue;
-    if (n == cap) {
-      /* A long path: count every key, then go on in the arena. */
-      uint32_t total = n;
-      for (size_t k = i; k <= len; k++)
-        if (k == len || ref[k] == ':') total++;
-      if (total > d->opt.limits.max_path_hops) {
-        n = total;
-        break;
-      }
-      rsc_key *big = (rsc_key *)rsc__alloc(d, total * sizeof *big);
-      if (!big) return NULL;
-      memcpy(big, keys, n * sizeof *big);
-      keys = big;
-      cap = total;
-    }
-    keys[n].s = ref + start;
-    keys[n].n = (uint32_t)(i - start);
-    n++;
-    start = i + 1;
-    if (i >= len) break;
-  }
+  if (!n) return NULL;
   if (n > d->opt.limits.max_path_hops) {
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "reference path too long");
     return NULL;
   }
+  if (found > 16) {
+    pos = (uint32_t *)rsc__alloc(d, found * sizeof *pos);
+    if (!pos) return NULL;
+    (void)find_colons(ref + from, len - from, pos, found);
+  }
+  rsc_key *keys = (rsc_key *)rsc__alloc(d, n * sizeof *keys);
+  if (!keys) return NULL;
+  uint32_t k = 0;
+  if (sharing) {
+    memcpy(keys, sc->keys, shared * sizeof *keys);
+    k = shared;
+    size_t end = found ? from + pos[0] : len;
+    keys[k].s = ref + from;
+    keys[k].n = (uint32_t)(end - from);
+    k++;
+  }
+  for (uint32_t c = 0; c < found; c++, k++) {
+    size_t start = from + pos[c] + 1, end = c + 1 < found ? from + pos[c + 1] : len;
+    keys[k].s = ref + start;
+    keys[k].n = (uint32_t)(end - start);
+  }
+  if (found) sc->last = from + pos[found - 1];
+  sc->text = ref;
+  sc->id_len = *id_len;
+  sc->keys = keys;
+  sc->n = n;
   *nkeys = n;
-  if (keys != small) return keys;
-  rsc_key *out = (rsc_key *)rsc__alloc(d, n * sizeof *out);
-  if (!out) return NULL;
-  memcpy(out, small, n * sizeof *out);
-  return out;
+  return keys;
 }
 
 static rsc_node wait_on(rsc_decoder *d, rsc_chunk *c, const slot_ctx *sc, uint8_t map,
@@ -691,13 +812,25 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
   *target = c;
   switch (c->state) {
   case CS_FULFILLED: {
+    /* A path that shares its prefix with the last one walked from this
+     * value resumes at the prefix's end (the path memo, revive.h). */
     rsc_node value = c->value;
-    for (uint32_t i = 0; i < nkeys; i++) {
+    struct path_notes *notes = &d->notes;
+    uint32_t i = 0, gen = 0;
+    bool memo = nkeys >= 2 && nkeys - 1 <= RSC_MEMO_DEPTH && !d->plain_paths;
+    if (memo) {
+      i = rsc__memo_resume(d, &c->value, path, nkeys, NULL, &value, hopped);
+      memo = i == 0;
+      gen = ++notes->gen;
+    }
+    for (; i < nkeys; i++) {
       lazy_hops hops = {NULL, 0, 0};
+      uint32_t hop_count = 0;
       while (value.kind == RSC_LAZY) {
         rsc_chunk *rc = value.u.chunk;
         if (rsc__lazy_cycle(&hops, rc)) break; /* a cycle of lazies: no object */
         *hopped = true;
+        hop_count++;
         rsc__read_chunk(d, rc);
         switch (rc->state) {
         case CS_FULFILLED:
@@ -716,13 +849,25 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
           return true;
         }
       }
-      rsc_node next;
-      if (!rsc__step(d, &value, path[i], &next)) {
+      if (hop_count > 1 || (hop_count && i == 0)) memo = false;
+      if (memo && i > 0) notes->led[i - 1] = value;
+      rsc_node tmp;
+      const rsc_node *at = rsc__step_at(d, &value, path[i], &tmp);
+      if (!at) {
         *thrown = rsc__error_node(d, "Invalid reference.", NULL);
         return false;
       }
-      value = next;
+      if (i + 1 < nkeys) {
+        if (at == &tmp) {
+          memo = false;
+        } else if (memo) {
+          notes->slot[i] = at;
+          memcpy(&notes->seen[i], at, sizeof notes->seen[i]);
+        }
+      }
+      value = *at;
     }
+    if (memo && notes->gen == gen) rsc__memo_record(d, &c->value, path, nkeys, *hopped);
     lazy_hops hops = {NULL, 0, 0};
     while (value.kind == RSC_LAZY) {
       rsc_chunk *rc = value.u.chunk;

@@ -31,6 +31,32 @@ bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node value, rsc_node *out,
  * elements only). false: "Invalid reference." */
 bool rsc__step(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *out);
 
+/* rsc__step, returning where the value is: a slot of value's container, or
+ * tmp for a value made on the spot (an array's length, an element's ref or
+ * $$typeof). NULL: "Invalid reference." */
+const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *tmp);
+
+/* The path memo. Deduplicated objects come back as references to where
+ * they first appeared ("$0:props:children:1:props:users:93"), many sharing
+ * all keys but the last. After a walk from root over path[0, n) whose first
+ * n-1 steps read their values from slots, each value a lazy at most once
+ * (the blocked element's wrapper), rsc__memo_record keeps that prefix
+ * from d->notes: the slots, what the walk read there, and where each value
+ * led. The next walk
+ * from the same root with the same prefix resumes at the prefix's end
+ * (rsc__memo_resume) once every slot holds what the first walk read there
+ * and every lazy still leads where it led: keys never change once parsed
+ * and containers are never freed while a decode lasts, so the same slots
+ * give the same walk. A lazy leads, as the walks follow it, to h's value
+ * when it wraps h's chunk (h: the waiting reference's scope, or NULL), else
+ * to its fulfilled chunk's value. rsc__memo_resume returns the keys it
+ * skipped (0: walk from the root), sets *value, and *hopped if a skipped
+ * step went through a lazy. */
+uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
+                          const rsc_scope *h, rsc_node *value, bool *hopped);
+void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
+                      bool hopped);
+
 /* A lazy wrapper node around c. */
 rsc_node rsc__lazy(rsc_chunk *c);
 

@@ -1,11 +1,15 @@
+#define _POSIX_C_SOURCE 200809L
 /* test_revive.c - the reviveModel walk and the JSON stage, through compact
  * dumps of one-row payloads. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "chunks.h"
 #include "json.h"
+#include "revive.h"
 #include "support.h"
 
 static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
@@ -171,6 +175,130 @@ Test(revive, paths_only_step_into_own_members) {
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
   DUMP("0:[[\"$\",\"b\",null,{\"x\":1}],\"$0:0:props:x\",\"$0:0:type\"]\n",
        "{\"ok\":[{\"$\":\"element\",\"type\":\"b\",\"key\":null,\"props\":{\"x\":1}},1,\"b\"]}");
+}
+
+/* A decode with the split cache and the path memo (revive.h) against one
+ * that splits every path whole and walks it from its root. */
+static char *decode_paths(const char *in, bool plain) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert(d);
+  d->plain_paths = plain;
+  rsc_decoder_feed(d, in, strlen(in));
+  rsc_decoder_finish(d);
+  char buf[200];
+  snprintf(buf, sizeof buf, "error %d: %s", rsc_decoder_error(d)->code,
+           rsc_decoder_error(d)->msg ? rsc_decoder_error(d)->msg : "");
+  char *dump = ts_dump(d);
+  char *out = strdup(dump ? dump : buf);
+  rsc_free(dump);
+  rsc_decoder_free(d);
+  return out;
+}
+
+static void expect_paths_agree(const char *in, const char *want) {
+  char *memo = decode_paths(in, false), *plain = decode_paths(in, true);
+  cr_expect_str_eq(memo, plain, "input: %s", in);
+  if (want) cr_expect_str_eq(memo, want, "input: %s", in);
+  free(memo);
+  free(plain);
+}
+
+Test(revive, paths_sharing_a_prefix_read_like_paths_walked_whole) {
+  /* Runs of paths that differ in their last key, longer and shorter ones,
+   * other ids that end alike, a synthesized "length" on the way. */
+  expect_paths_agree(
+      "1:{\"a\":{\"b\":{\"x\":1,\"y\":2,\"z\":{\"w\":3}},\"bb\":[5,6],\"b:\":7}}\n"
+      "11:{\"a\":{\"b\":{\"x\":8}}}\n"
+      "0:[\"$1:a:b:x\",\"$1:a:b:y\",\"$1:a:b:z:w\",\"$1:a:b\",\"$1:a:bb:1\",\"$1:a:bb:length\","
+      "\"$11:a:b:x\",\"$1:a:b:x\",\"$1:a\",\"$1:a:b:y\",\"$1:a:bb:0\"]\n",
+      "{\"ok\":[1,2,3,{\"x\":1,\"y\":2,\"z\":{\"w\":3}},6,2,8,1,{\"b\":{\"$\":\"ref\",\"to\":\"/ok/3\"},"
+      "\"bb\":[5,6],\"b:\":7},2,5]}");
+  /* A path that fails after others with its prefix succeeded. */
+  expect_paths_agree("1:{\"a\":{\"b\":{\"x\":1}}}\n0:[\"$1:a:b:x\",\"$1:a:b:q\"]\n",
+                     "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
+  /* Paths back into the row itself wait for it (React's self references),
+   * through the lazy of the element they block, then resume from the memo. */
+  expect_paths_agree(
+      "0:[\"$\",\"$L1\",null,{\"users\":[{\"id\":1},{\"id\":2},{\"id\":3}],"
+      "\"posts\":[{\"by\":\"$0:props:users:1\"},{\"by\":\"$0:props:users:0\"},"
+      "{\"by\":\"$0:props:users:2:id\"},{\"by\":\"$0:props:users:1\"},{\"n\":\"$0:props:users:length\"}]}]\n"
+      "1:I[\"m\",[],\"B\"]\n",
+      NULL);
+  /* Element steps: props, type, key, ref and $$typeof (made on the spot). */
+  expect_paths_agree(
+      "0:[[\"$\",\"b\",\"k\",{\"x\":1,\"y\":[2]}],\"$0:0:props:x\",\"$0:0:props:y:0\",\"$0:0:type\","
+      "\"$0:0:key\",\"$0:0:ref\",\"$0:0:props:x\"]\n",
+      "{\"ok\":[{\"$\":\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{\"x\":1,\"y\":[2]}},1,2,\"b\","
+      "\"k\",null,1]}");
+  /* A slot on the memo's way filled in between: a reference that waited on
+   * a later row, then paths through it. */
+  expect_paths_agree(
+      "0:{\"a\":{\"b\":\"$2\"},\"p\":\"$0:a:b:x\",\"q\":\"$0:a:b:y\"}\n"
+      "2:{\"x\":1,\"y\":2}\n",
+      NULL);
+  expect_paths_agree(
+      "2:{\"x\":{\"v\":1},\"y\":{\"v\":2}}\n"
+      "0:{\"a\":{\"b\":\"$L2\"},\"p\":\"$0:a:b:x\",\"q\":\"$0:a:b:y:v\",\"r\":\"$0:a:b:x:v\"}\n",
+      NULL);
+}
+
+/* The memo's own checks, which payloads hardly reach (slots on a path rarely
+ * change once a walk could pass them): {"a":{"b":[10, lazy]}}, the memo
+ * recorded for "a:b:*", then a slot on the way or a lazy's target changed. */
+Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  rsc_member *outer = rsc__alloc(d, sizeof *outer), *inner = rsc__alloc(d, sizeof *inner);
+  rsc_node *items = rsc__alloc_nodes(d, 2);
+  rsc_chunk *c = rsc__new_chunk(d, CS_FULFILLED);
+  c->value = rsc__num(7);
+  items[0] = rsc__num(10);
+  items[1] = rsc__lazy(c);
+  *inner = (rsc_member){"b", 1, 0, rsc__mk(RSC_ARRAY)};
+  inner->val.len = 2, inner->val.u.items = items;
+  *outer = (rsc_member){"a", 1, 0, rsc__mk(RSC_OBJECT)};
+  outer->val.len = 1, outer->val.u.members = inner;
+  rsc_node root = rsc__mk(RSC_OBJECT);
+  root.len = 1, root.u.members = outer;
+  const char text[] = "0:a:b:0", other[] = "0:a:c:0";
+  rsc_key path[3] = {{text + 2, 1}, {text + 4, 1}, {text + 6, 1}};
+  rsc_key path2[3] = {{other + 2, 1}, {other + 4, 1}, {other + 6, 1}};
+  /* What a walk of "a:b:0" notes: the slots of a and b, values as read. */
+  d->notes.slot[0] = &outer->val, d->notes.seen[0] = outer->val, d->notes.led[0] = outer->val;
+  d->notes.slot[1] = &inner->val, d->notes.seen[1] = inner->val, d->notes.led[1] = inner->val;
+  rsc__memo_record(d, &root, path, 3, false);
+  rsc_node v;
+  cr_expect_eq(rsc__memo_resume(d, &root, path, 3, NULL, &v, NULL), 2);
+  cr_expect(v.kind == RSC_ARRAY && v.u.items == items);
+  cr_expect_eq(rsc__memo_resume(d, &root, path2, 3, NULL, &v, NULL), 0, "another prefix");
+  cr_expect_eq(rsc__memo_resume(d, &root, path, 2, NULL, &v, NULL), 0, "no key after it");
+  rsc_node other_root = root;
+  other_root.len = 0;
+  cr_expect_eq(rsc__memo_resume(d, &other_root, path, 3, NULL, &v, NULL), 0, "another root");
+  inner->val.len = 1; /* the slot of b now holds another value */
+  cr_expect_eq(rsc__memo_resume(d, &root, path, 3, NULL, &v, NULL), 0, "a changed slot");
+  inner->val.len = 2;
+  cr_expect_eq(rsc__memo_resume(d, &root, path, 3, NULL, &v, NULL), 2);
+  /* Through a lazy: "a:b:1:x" reads items[1], a lazy led to c's value. */
+  const char text3[] = "0:a:b:1:x";
+  rsc_key path3[4] = {{text3 + 2, 1}, {text3 + 4, 1}, {text3 + 6, 1}, {text3 + 8, 1}};
+  d->notes.slot[2] = &items[1], d->notes.seen[2] = items[1], d->notes.led[2] = c->value;
+  rsc__memo_record(d, &root, path3, 4, true);
+  bool hopped = false;
+  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, NULL, &v, &hopped), 3);
+  cr_expect(v.kind == RSC_NUMBER && v.u.num == 7 && hopped);
+  c->value = rsc__num(8); /* the lazy leads elsewhere now */
+  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, NULL, &v, NULL), 0, "a lazy led elsewhere");
+  c->value = rsc__num(7);
+  c->state = CS_PENDING; /* a walk would wait on it */
+  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, NULL, &v, NULL), 0, "a lazy not fulfilled");
+  rsc_scope h = {0};
+  h.chunk = c, h.value = rsc__num(7); /* the waiting reference's own chunk */
+  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, &h, &v, NULL), 3);
+  rsc_decoder_free(d);
 }
 
 Test(revive, collections) {
