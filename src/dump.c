@@ -880,7 +880,8 @@ typedef struct force_walk {
   rsc_decoder *d;
   const rsc_node **stack;
   size_t len, cap;
-  seen_map seen; /* identities met (places unused) */
+  seen_map seen; /* identities met (places unused); chunks too, if no epoch */
+  uint32_t epoch; /* chunks met are marked with it (force_mark); 0: none */
   bool fail;
   bool audit;    /* rsc__unread_reachable: enter everything, read nothing */
   size_t unread; /* audit: chunks met that are still unparsed rows */
@@ -946,8 +947,14 @@ static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
 
 static void fw_chunk(force_walk *f, rsc_chunk *c) {
   /* Each chunk once: a cycle of lazies (0:"$L0") has no identity to stop
-   * at, and a second visit would read nothing new. */
-  if (!fw_first(f, (uintptr_t)c)) return;
+   * at, and a second visit would read nothing new. A mark in the chunk
+   * says so without hashing (every row is a chunk). */
+  if (f->epoch) {
+    if (c->force_mark == f->epoch) return;
+    c->force_mark = f->epoch;
+  } else if (!fw_first(f, (uintptr_t)c)) {
+    return;
+  }
   if (f->audit && c->state == CS_RESOLVED_MODEL) {
     f->unread++;
     return;
@@ -1051,11 +1058,9 @@ static size_t force_run(rsc_decoder *d, bool audit) {
   memset(&f, 0, sizeof f);
   f.d = d;
   f.audit = audit;
-  /* Sized for every chunk at once (each chunk read is an identity): no
-   * rehashing while the walk grows the map. */
-  size_t want = 256;
-  while (want < 2 * (d->table.count + 64)) want *= 2;
-  (void)seen_grow(&f.seen, want); /* on failure the map grows as it goes */
+  /* A new epoch for the chunks' marks; once they ran out (2^32 walks of
+   * one stream), chunks go in the map of identities. */
+  if (d->force_epoch < UINT32_MAX) f.epoch = ++d->force_epoch;
   fw_chunk(&f, root);
   while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
   if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");

@@ -156,6 +156,7 @@ struct rsc_chunk {
   bool notified;       /* the settle event was sent                        */
   bool has_row;        /* row_offset/row_id name the row its JSON came from */
   uint32_t dump_frame; /* dump.c: 1 + the frame of its open wrapper, or 0  */
+  uint32_t force_mark; /* dump.c: the read-through that met it last        */
   rsc_node value;      /* fulfilled value; resolved_model: raw JSON        */
   rsc_node reason;     /* rejected reason                                  */
   const char *json_error; /* resolved_model with json_failed: the message  */
@@ -267,6 +268,7 @@ struct rsc_decoder {
   /* tests and fuzzing: split every path whole and walk it from its root
    * (no split cache, no memo), to compare the two; kept across reset */
   bool plain_paths;
+  uint32_t force_epoch; /* read-throughs so far (dump.c, force_mark)       */
   /* the last reference path split (revive.c): the next one that repeats
    * it up to its last ':' takes those keys from it */
   struct split_cache {
