@@ -113,7 +113,12 @@ typedef struct seen_map {
   uintptr_t *keys;
   uint32_t *places; /* the first place (see "places" below) */
   size_t cap, count;
+  const rsc_alloc *al; /* the decoder's hooks (read-through), NULL: libc */
 } seen_map;
+
+static const rsc_alloc libc_alloc; /* no hooks: malloc and free */
+
+static const rsc_alloc *seen_alloc(const seen_map *m) { return m->al ? m->al : &libc_alloc; }
 
 #define NO_PLACE UINT32_MAX
 
@@ -138,13 +143,15 @@ static uint32_t seen_get(seen_map *m, uintptr_t k) {
 /* Rehashes into cap slots (a power of two); false: out of memory, the map
  * unchanged. */
 static bool seen_grow(seen_map *m, size_t cap) {
-  uintptr_t *keys = (uintptr_t *)calloc(cap, sizeof *keys);
-  uint32_t *places = (uint32_t *)calloc(cap, sizeof *places);
+  const rsc_alloc *al = seen_alloc(m);
+  uintptr_t *keys = (uintptr_t *)rsc__heap_alloc(al, cap * sizeof *keys);
+  uint32_t *places = (uint32_t *)rsc__heap_alloc(al, cap * sizeof *places);
   if (!keys || !places) {
-    free(keys);
-    free(places);
+    rsc__heap_free(al, keys);
+    rsc__heap_free(al, places);
     return false;
   }
+  memset(keys, 0, cap * sizeof *keys);
   for (size_t i = 0; i < m->cap; i++) {
     if (!m->keys[i]) continue;
     size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
@@ -152,8 +159,8 @@ static bool seen_grow(seen_map *m, size_t cap) {
     keys[h] = m->keys[i];
     places[h] = m->places[i];
   }
-  free(m->keys);
-  free(m->places);
+  rsc__heap_free(al, m->keys);
+  rsc__heap_free(al, m->places);
   m->keys = keys;
   m->places = places;
   m->cap = cap;
@@ -171,8 +178,8 @@ static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
 }
 
 static void seen_free(seen_map *m) {
-  free(m->keys);
-  free(m->places);
+  rsc__heap_free(seen_alloc(m), m->keys);
+  rsc__heap_free(seen_alloc(m), m->places);
 }
 
 /* ---- the walk ----------------------------------------------------------------- */
@@ -890,7 +897,8 @@ typedef struct force_walk {
 static void fw_push(force_walk *f, const rsc_node *n) {
   if (f->len == f->cap) {
     size_t cap = f->cap ? f->cap * 2 : 256;
-    const rsc_node **s = (const rsc_node **)realloc(f->stack, cap * sizeof *s);
+    const rsc_node **s = (const rsc_node **)rsc__heap_realloc(
+        &f->d->arena.alloc, (void *)f->stack, f->cap * sizeof *s, cap * sizeof *s);
     if (!s) {
       f->fail = true;
       return;
@@ -1058,13 +1066,14 @@ static size_t force_run(rsc_decoder *d, bool audit) {
   memset(&f, 0, sizeof f);
   f.d = d;
   f.audit = audit;
+  f.seen.al = &d->arena.alloc; /* inside finish: through the caller's hooks */
   /* A new epoch for the chunks' marks; once they ran out (2^32 walks of
    * one stream), chunks go in the map of identities. */
   if (d->force_epoch < UINT32_MAX) f.epoch = ++d->force_epoch;
   fw_chunk(&f, root);
   while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
   if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
-  free(f.stack);
+  rsc__heap_free(&d->arena.alloc, (void *)f.stack);
   seen_free(&f.seen);
   return f.fail ? SIZE_MAX : f.unread;
 }
