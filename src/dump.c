@@ -168,7 +168,7 @@ static bool seen_grow(seen_map *m, size_t cap) {
 }
 
 static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
-  if ((m->count + 1) * 2 > m->cap && !seen_grow(m, m->cap ? m->cap * 2 : 256)) return false;
+  if ((m->count + 1) * 2 > m->cap && !seen_grow(m, m->cap ? m->cap * 2 : 64)) return false;
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
   while (m->keys[h]) h = (h + 1) & (m->cap - 1);
   m->keys[h] = k;
@@ -896,7 +896,7 @@ typedef struct force_walk {
 
 static void fw_push(force_walk *f, const rsc_node *n) {
   if (f->len == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 256;
+    size_t cap = f->cap ? f->cap * 2 : 64;
     const rsc_node **s = (const rsc_node **)rsc__heap_realloc(
         &f->d->arena.alloc, (void *)f->stack, f->cap * sizeof *s, cap * sizeof *s);
     if (!s) {
