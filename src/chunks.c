@@ -356,14 +356,10 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
   /* From the root, a path that shares its prefix with the last one walked
    * resumes at the prefix's end (the path memo, revive.h). */
   const rsc_node root = value;
-  struct path_notes *notes = &d->notes;
-  uint32_t n = ref->path_len, i = ref->path_pos, gen = 0;
-  bool memo = i == 0 && n >= 2 && n - 1 <= RSC_MEMO_DEPTH && !d->plain_paths, hopped = false;
-  if (memo) {
-    i = rsc__memo_resume(d, &root, ref->path, n, h, &value, NULL);
-    memo = i == 0; /* a resumed walk keeps the memo as it is */
-    gen = ++notes->gen;
-  }
+  uint32_t n = ref->path_len;
+  bool hopped = false;
+  memo_walk memo;
+  uint32_t i = rsc__memo_start(d, &memo, &root, ref->path, ref->path_pos, n, h, &value, NULL);
   for (; i < n; i++) {
     lazy_hops hops = {NULL, 0, 0};
     uint32_t hop_count = 0;
@@ -384,7 +380,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
       case CS_BLOCKED: {
         rsc_scope *cyc = rsc__resolve_blocked_cycle(rc, ref, 0);
         if (cyc) {
-          memo = false;
+          memo.on = false;
           value = cyc->value;
           continue;
         }
@@ -401,28 +397,17 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
         return;
       }
     }
-    if (hop_count) {
-      hopped = true;
-      if (hop_count > 1 || i == 0) memo = false;
-    }
-    if (memo && i > 0) notes->led[i - 1] = value;
+    if (hop_count) hopped = true;
     rsc_node tmp;
     const rsc_node *at = rsc__step_at(d, &value, ref->path[i], &tmp);
     if (!at) {
       rsc__reject_reference(d, h, rsc__error_node(d, "Invalid reference.", NULL));
       return;
     }
-    if (i + 1 < n) {
-      if (at == &tmp) {
-        memo = false;
-      } else if (memo) {
-        notes->slot[i] = at;
-        memcpy(&notes->seen[i], at, sizeof notes->seen[i]);
-      }
-    }
+    rsc__memo_note(d, &memo, i, n, hop_count, &value, at, &tmp);
     value = *at;
   }
-  if (memo && notes->gen == gen) rsc__memo_record(d, &root, ref->path, n, hopped);
+  rsc__memo_finish(d, &memo, &root, ref->path, n, hopped);
   lazy_hops hops = {NULL, 0, 0};
   while (is_lazy(&value)) {
     rsc_chunk *rc = value.u.chunk;

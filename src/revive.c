@@ -815,14 +815,8 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
     /* A path that shares its prefix with the last one walked from this
      * value resumes at the prefix's end (the path memo, revive.h). */
     rsc_node value = c->value;
-    struct path_notes *notes = &d->notes;
-    uint32_t i = 0, gen = 0;
-    bool memo = nkeys >= 2 && nkeys - 1 <= RSC_MEMO_DEPTH && !d->plain_paths;
-    if (memo) {
-      i = rsc__memo_resume(d, &c->value, path, nkeys, NULL, &value, hopped);
-      memo = i == 0;
-      gen = ++notes->gen;
-    }
+    memo_walk memo;
+    uint32_t i = rsc__memo_start(d, &memo, &c->value, path, 0, nkeys, NULL, &value, hopped);
     for (; i < nkeys; i++) {
       lazy_hops hops = {NULL, 0, 0};
       uint32_t hop_count = 0;
@@ -849,25 +843,16 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
           return true;
         }
       }
-      if (hop_count > 1 || (hop_count && i == 0)) memo = false;
-      if (memo && i > 0) notes->led[i - 1] = value;
       rsc_node tmp;
       const rsc_node *at = rsc__step_at(d, &value, path[i], &tmp);
       if (!at) {
         *thrown = rsc__error_node(d, "Invalid reference.", NULL);
         return false;
       }
-      if (i + 1 < nkeys) {
-        if (at == &tmp) {
-          memo = false;
-        } else if (memo) {
-          notes->slot[i] = at;
-          memcpy(&notes->seen[i], at, sizeof notes->seen[i]);
-        }
-      }
+      rsc__memo_note(d, &memo, i, nkeys, hop_count, &value, at, &tmp);
       value = *at;
     }
-    if (memo && notes->gen == gen) rsc__memo_record(d, &c->value, path, nkeys, *hopped);
+    rsc__memo_finish(d, &memo, &c->value, path, nkeys, *hopped);
     lazy_hops hops = {NULL, 0, 0};
     while (value.kind == RSC_LAZY) {
       rsc_chunk *rc = value.u.chunk;

@@ -57,6 +57,51 @@ uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_key *p
 void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
                       bool hopped);
 
+/* A walk's part in the path memo, so that the walks that use it
+ * (fulfillReference, getOutlinedModel) keep its rules in one place:
+ * rsc__memo_start resumes from the memo where it can and returns the first
+ * key to step (from when the memo does not apply); rsc__memo_note follows
+ * each step of key i that read *at from *value, reached after `hops` lazy
+ * hops (tmp: where the step puts a value it makes up); rsc__memo_finish
+ * records the walk unless it cannot be (a hop too many, a made-up value on
+ * the way, a resumed walk) or another walk ran inside it. */
+typedef struct memo_walk {
+  bool on;      /* the walk may still be recorded */
+  uint32_t gen; /* d->notes.gen when it began */
+} memo_walk;
+
+static inline uint32_t rsc__memo_start(rsc_decoder *d, memo_walk *w, const rsc_node *root,
+                                       const rsc_key *path, uint32_t from, uint32_t n,
+                                       const rsc_scope *h, rsc_node *value, bool *hopped) {
+  w->on = from == 0 && n >= 2 && n - 1 <= RSC_MEMO_DEPTH && !d->plain_paths;
+  w->gen = 0;
+  if (!w->on) return from;
+  uint32_t i = rsc__memo_resume(d, root, path, n, h, value, hopped);
+  w->on = i == 0; /* a resumed walk keeps the memo as it is */
+  w->gen = ++d->notes.gen;
+  return i;
+}
+
+static inline void rsc__memo_note(rsc_decoder *d, memo_walk *w, uint32_t i, uint32_t n,
+                                  uint32_t hops, const rsc_node *value, const rsc_node *at,
+                                  const rsc_node *tmp) {
+  if (!w->on) return;
+  if (hops > 1 || (hops && i == 0) || (i + 1 < n && at == tmp)) {
+    w->on = false;
+    return;
+  }
+  if (i > 0) d->notes.led[i - 1] = *value;
+  if (i + 1 < n) {
+    d->notes.slot[i] = at;
+    memcpy(&d->notes.seen[i], at, sizeof d->notes.seen[i]);
+  }
+}
+
+static inline void rsc__memo_finish(rsc_decoder *d, const memo_walk *w, const rsc_node *root,
+                                    const rsc_key *path, uint32_t n, bool hopped) {
+  if (w->on && d->notes.gen == w->gen) rsc__memo_record(d, root, path, n, hopped);
+}
+
 /* A lazy wrapper node around c. */
 rsc_node rsc__lazy(rsc_chunk *c);
 
