@@ -54,6 +54,8 @@ static struct {
   PyObject *big_int, *date_string, *map, *map_pairs, *set_items, *form_data, *server_error;
   PyObject *decode_error;
   PyObject *typed[13];    /* rsc_binary_kind -> class; ArrayBuffer, DataView: NULL */
+  PyObject *typecode[13]; /* and its array typecode ("f", ...)               */
+  newfunc array_new;      /* array.array's own tp_new                        */
   PyObject *utc;
   PyObject *s_status[5];  /* rsc_chunk_state -> "pending", ...               */
   PyObject *s_stream_kind[4];
@@ -143,6 +145,22 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
   for (int k = 0; k < 13; k++) {
     if (k == RSC_ARRAY_BUFFER || k == RSC_DATA_VIEW) continue;
     if (!(T.typed[k] = need(ns, rsc_binary_kind_name((rsc_binary_kind)k)))) return NULL;
+    /* The classes are array.array subclasses whose __new__ (Python) only
+     * byteswaps on big-endian hosts; on little-endian ones binary() calls
+     * array.array's tp_new itself: no Python frame per typed array (a
+     * third of loads on binary-heavy payloads). */
+    PyTypeObject *cls = (PyTypeObject *)T.typed[k];
+    PyObject *empty = PyObject_CallNoArgs(T.typed[k]);
+    if (!empty) return NULL;
+    T.typecode[k] = PyObject_GetAttrString(empty, "typecode");
+    Py_DECREF(empty);
+    if (!T.typecode[k] || !PyUnicode_Check(T.typecode[k]) || !cls->tp_base ||
+        !cls->tp_base->tp_new) {
+      if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "_set_types: a typed array class is not an array.array");
+      return NULL;
+    }
+    T.array_new = cls->tp_base->tp_new;
   }
   PyDateTime_IMPORT;
   if (!PyDateTimeAPI) return NULL;
@@ -546,7 +564,13 @@ static PyObject *binary(const rsc_view *v) {
   }
   b = PyBytes_FromStringAndSize((const char *)v->bytes, (Py_ssize_t)v->bytes_len);
   if (!b) return NULL;
-  PyObject *r = PyObject_CallOneArg(T.typed[v->sub], b);
+#if PY_BIG_ENDIAN
+  PyObject *r = PyObject_CallOneArg(T.typed[v->sub], b); /* __new__ byteswaps */
+#else
+  PyObject *args = PyTuple_Pack(2, T.typecode[v->sub], b);
+  PyObject *r = args ? T.array_new((PyTypeObject *)T.typed[v->sub], args, NULL) : NULL;
+  Py_XDECREF(args);
+#endif
   Py_DECREF(b);
   return r;
 }

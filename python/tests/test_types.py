@@ -172,6 +172,27 @@ def test_typed_arrays():
     assert isinstance(v[0], array.array)
 
 
+# Row tags of the typed arrays (FLIGHT-PROTOCOL 2.4) by class name.
+TYPED_TAGS = {"Int8Array": "O", "Uint8Array": "o", "Uint8ClampedArray": "U",
+              "Int16Array": "S", "Uint16Array": "s", "Int32Array": "L",
+              "Uint32Array": "l", "Float32Array": "G", "Float64Array": "g",
+              "BigInt64Array": "M", "BigUint64Array": "m"}
+
+
+@pytest.mark.parametrize("name", sorted(TYPED_TAGS))
+def test_typed_arrays_equal_their_class(name):
+    # loads builds typed arrays without the classes' Python __new__ (on
+    # little-endian hosts): the result must be what the class itself makes.
+    cls = getattr(R, name)
+    payload = bytes(range(1, 17)) + bytes([0xff, 0x80, 0x7f, 0x00] * 4)
+    data = ("1:%s%x," % (TYPED_TAGS[name], len(payload))).encode() + payload + b'0:"$1"\n'
+    v = R.loads(data)
+    want = cls(payload)
+    assert type(v) is cls and v.typecode == want.typecode
+    assert v.tobytes() == want.tobytes() and list(v) == list(want)
+    assert repr(v) == repr(want)
+
+
 def test_streams():
     data = (b'1:R\n2:X\n3:r\n0:{"s":"$1","it":"$2","b":"$3"}\n1:"a"\n1:"b"\n1:C\n'
             b'2:1\n2:C"end"\n3:b2,hi3:b1,!3:C\n')
