@@ -116,6 +116,24 @@ static const char *parse_bigint(rsc_decoder *d, const char *s, size_t len, size_
     if (a == b) return NULL;
   }
   size_t n = b - a;
+  if (base == 10) {
+    /* Decimal (what React's server writes): the digits as they are, less
+     * leading zeros; no base conversion. */
+    while (a < b - 1 && s[a] == '0') a++;
+    bool digits = true;
+    for (size_t i = a; i < b; i++) digits &= s[i] >= '0' && s[i] <= '9';
+    if (!digits) return NULL;
+    neg &= !(b - a == 1 && s[a] == '0'); /* BigInt("-0") is 0n */
+    char *out = (char *)rsc__alloc(d, b - a + 2);
+    if (!out) return NULL;
+    size_t o = 0;
+    if (neg) out[o++] = '-';
+    memcpy(out + o, s + a, b - a);
+    o += b - a;
+    out[o] = 0;
+    *out_len = o;
+    return out;
+  }
   /* Base conversion into little-endian base-1e9 limbs. */
   size_t limbs_cap = n / 2 + 2;
   uint32_t *limbs = (uint32_t *)rsc__alloc(d, limbs_cap * sizeof(uint32_t));
@@ -148,8 +166,16 @@ static const char *parse_bigint(rsc_decoder *d, const char *s, size_t len, size_
   if (!out) return NULL;
   size_t o = 0;
   if (neg) out[o++] = '-';
-  o += (size_t)sprintf(out + o, "%u", limbs[nl - 1]);
-  for (size_t k = nl - 1; k-- > 0;) o += (size_t)sprintf(out + o, "%09u", limbs[k]);
+  /* The top limb without leading zeros, the others as nine digits. */
+  char top[10];
+  size_t t = 0;
+  for (uint32_t x = limbs[nl - 1]; x; x /= 10) top[t++] = (char)('0' + x % 10);
+  while (t) out[o++] = top[--t];
+  for (size_t k = nl - 1; k-- > 0;) {
+    uint32_t x = limbs[k];
+    for (int i = 8; i >= 0; i--, x /= 10) out[o + (size_t)i] = (char)('0' + x % 10);
+    o += 9;
+  }
   out[o] = 0;
   *out_len = o;
   return out;

@@ -39,6 +39,19 @@ Test(revive, bigint_reads_like_javascript) {
        "{\"$\":\"bigint\",\"v\":\"123456789012345678901234567890\"}]}");
   DUMP("0:{\"x\":\"$nabc\"}\n",
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert abc to a BigInt\"}}");
+  /* Signs, zeros and prefixes as node prints BigInt(text) of each; the
+   * hex ones check the nine-digit groups of the base conversion. */
+  DUMP("0:[\"$n+5\",\"$n-000\",\"$n-0012\",\"$n \\u0020-7\\n\",\"$n0x3B9ACA00\",\"$n0b101\",\"$n0o777\","
+       "\"$n0x1F0000000000000000000000001\"]\n",
+       "{\"ok\":[{\"$\":\"bigint\",\"v\":\"5\"},{\"$\":\"bigint\",\"v\":\"0\"},{\"$\":\"bigint\",\"v\":\"-12\"},"
+       "{\"$\":\"bigint\",\"v\":\"-7\"},{\"$\":\"bigint\",\"v\":\"1000000000\"},{\"$\":\"bigint\",\"v\":\"5\"},"
+       "{\"$\":\"bigint\",\"v\":\"511\"},{\"$\":\"bigint\",\"v\":\"39297168607075111446397799366657\"}]}");
+  DUMP("0:{\"x\":\"$n1_000\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert 1_000 to a BigInt\"}}");
+  DUMP("0:{\"x\":\"$n-0x10\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert -0x10 to a BigInt\"}}");
+  DUMP("0:{\"x\":\"$n0x\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert 0x to a BigInt\"}}");
 }
 
 Test(revive, objects_follow_javascript_rules) {
