@@ -2,6 +2,7 @@
 #ifndef RSC_ARENA_H
 #define RSC_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@ typedef struct rsc_arena_block {
   struct rsc_arena_block *prev;
   size_t size; /* usable bytes after the header                          */
   size_t used;
+  bool aside;  /* a block of one request, behind the head (alloc_slow)  */
 } rsc_arena_block;
 
 typedef struct rsc_arena {
@@ -27,7 +29,14 @@ typedef struct rsc_arena {
   size_t max_block;   /* blocks stop growing here (0: 4 MiB); the
                          allocation-failure tests make it tiny so that
                          every allocation site meets the allocator       */
+  bool aside;         /* a request that does not fit while the head has
+                         RSC_ARENA_ASIDE bytes free gets a block of its
+                         own behind the head; not for an arena whose last
+                         allocation is shrunk (rsc__arena_shrink_last,
+                         which works on the head)                       */
 } rsc_arena;
+
+#define RSC_ARENA_ASIDE 1024
 
 void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);
 /* 16-byte aligned memory, or NULL when the allocator fails. */

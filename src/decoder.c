@@ -104,6 +104,7 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   memset(d, 0, sizeof *d);
   d->opt = o;
   rsc__arena_init(&d->arena, &al);
+  d->arena.aside = true;
   rsc__arena_init(&d->strings, &al);
   d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
   if (d->frame) d->frame->max_total = o.limits.max_total_bytes;

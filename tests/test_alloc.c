@@ -276,3 +276,63 @@ Test(alloc, malloc_and_free_without_realloc) {
   cr_expect_eq(c.live, 0);
   free(in);
 }
+
+/* The arena: a request that does not fit while the head block still has
+ * RSC_ARENA_ASIDE bytes free gets a block of its own behind the head,
+ * which goes on serving what fits; a reset frees such blocks and keeps the
+ * others for reuse. */
+static bool in_block(const rsc_arena_block *b, const void *p) {
+  const char *start = (const char *)b + RSC_ARENA_HDR;
+  return (const char *)p >= start && (const char *)p < start + b->size;
+}
+
+Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
+  counting c = {0, 0, false, 0, 0, 0};
+  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  rsc_arena a;
+  rsc__arena_init(&a, &al);
+  a.aside = true;
+  void *first = rsc__arena_alloc(&a, 16);
+  rsc_arena_block *head = a.head;
+  cr_assert(first && in_block(head, first));
+  size_t room = head->size - head->used;
+  cr_assert_geq(room, RSC_ARENA_ASIDE);
+  /* Too big for the room left: its own block, behind the head. */
+  void *big = rsc__arena_alloc(&a, room + 16);
+  cr_assert(big);
+  cr_expect_eq(a.head, head, "the head stays");
+  cr_expect(!in_block(head, big));
+  cr_assert(head->prev && head->prev->aside && in_block(head->prev, big));
+  memset(big, 0xab, room + 16);
+  /* The head's room still serves small requests. */
+  void *small = rsc__arena_alloc(&a, 32);
+  cr_expect(in_block(head, small));
+  size_t held = a.total;
+  cr_expect_eq(c.live, 2);
+  /* A reset gives the block of one request back and keeps the head. */
+  rsc__arena_reset(&a);
+  cr_expect_eq(c.live, 1);
+  cr_expect_lt(a.total, held);
+  cr_expect_eq(a.spare, head);
+  cr_expect_null(a.spare->prev);
+  cr_expect_eq(rsc__arena_alloc(&a, 16), first, "the kept block is reused");
+  rsc__arena_free(&a);
+  cr_expect_eq(c.live, 0);
+}
+
+/* Without the switch (the string arena, whose last allocation is shrunk
+ * in place), a request that does not fit opens a new head, as before. */
+Test(alloc, arena_without_aside_opens_a_new_head) {
+  counting c = {0, 0, false, 0, 0, 0};
+  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  rsc_arena a;
+  rsc__arena_init(&a, &al);
+  rsc__arena_alloc(&a, 16);
+  rsc_arena_block *head = a.head;
+  void *big = rsc__arena_alloc(&a, head->size - head->used + 16);
+  cr_assert(big);
+  cr_expect_neq(a.head, head);
+  cr_expect(in_block(a.head, big) && !a.head->aside);
+  rsc__arena_free(&a);
+  cr_expect_eq(c.live, 0);
+}
