@@ -248,6 +248,15 @@ static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
   return w;
 }
 
+/* The present member of obj named key, by a scan; NULL: none. */
+static inline const rsc_node *scan_members(const rsc_node *obj, rsc_key key) {
+  const rsc_member *m = obj->u.members, *end = m + obj->len;
+  for (; m < end; m++)
+    if (m->klen == key.n && m->val.kind != RSC_UNDEFINED && rsc__same_bytes(m->key, key.s, key.n))
+      return &m->val;
+  return NULL;
+}
+
 /* A step into an object of more than WIDE_OBJECT members: by its key index,
  * or by a scan without memory for one. Out of line: the common step into a
  * small object or an array stays a leaf with few registers to save. */
@@ -263,12 +272,7 @@ static __attribute__((noinline)) const rsc_node *step_wide(rsc_decoder *d, const
     }
     return NULL;
   }
-  for (uint32_t i = 0; i < value->len; i++) {
-    const rsc_member *m = &value->u.members[i];
-    if (m->klen == key.n && m->val.kind != RSC_UNDEFINED && rsc__same_bytes(m->key, key.s, key.n))
-      return &m->val;
-  }
-  return NULL;
+  return scan_members(value, key);
 }
 
 const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key, rsc_node *tmp) {
@@ -280,11 +284,7 @@ const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key,
      * after CVE-2025-55182); refuse it here as well. */
     if (key.n == 9 && rsc__same_bytes(key.s, "__proto__", 9)) return NULL;
     if (value->len > WIDE_OBJECT) return step_wide(d, value, key);
-    const rsc_member *m = value->u.members, *end = m + value->len;
-    for (; m < end; m++)
-      if (m->klen == key.n && m->val.kind != RSC_UNDEFINED && rsc__same_bytes(m->key, key.s, key.n))
-        return &m->val;
-    return NULL;
+    return scan_members(value, key);
   }
   case RSC_ARRAY: {
     uint32_t idx;
