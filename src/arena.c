@@ -57,6 +57,20 @@ void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc) {
   a->next_size = 4096;
 }
 
+/* A new block of `size` usable bytes, counted in what the arena holds;
+ * used 0. Not linked. */
+static rsc_arena_block *block_new(rsc_arena *a, size_t size, bool aside) {
+  if (size > SIZE_MAX - RSC_ARENA_HDR) return NULL;
+  rsc_arena_block *b = (rsc_arena_block *)block_alloc(a, RSC_ARENA_HDR + size);
+  if (!b) return NULL;
+  b->size = size;
+  b->used = 0;
+  b->aside = aside;
+  a->total += RSC_ARENA_HDR + size;
+  if (a->total > a->peak) a->peak = a->total;
+  return b;
+}
+
 /* A block of at least `size` usable bytes: one kept by a reset (already
  * mapped and touched; the smallest that fits, so the big block kept for a
  * big row is still there when that row comes again, not allocated anew
@@ -65,19 +79,9 @@ static rsc_arena_block *block_get(rsc_arena *a, size_t size, size_t want) {
   rsc_arena_block **link = NULL;
   for (rsc_arena_block **l = &a->spare; *l; l = &(*l)->prev)
     if ((*l)->size >= size && (!link || (*l)->size < (*link)->size)) link = l;
-  rsc_arena_block *b;
-  if (link) {
-    b = *link;
-    *link = b->prev;
-  } else {
-    if (want > SIZE_MAX - RSC_ARENA_HDR) return NULL;
-    b = (rsc_arena_block *)block_alloc(a, RSC_ARENA_HDR + want);
-    if (!b) return NULL;
-    b->size = want;
-    b->aside = false;
-    a->total += RSC_ARENA_HDR + want;
-    if (a->total > a->peak) a->peak = a->total;
-  }
+  if (!link) return block_new(a, want, false);
+  rsc_arena_block *b = *link;
+  *link = b->prev;
   b->used = 0;
   return b;
 }
@@ -93,15 +97,11 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
      * 620 KB arena on a payload of many tiny rows). Such a block is freed
      * by a reset, not kept: there may be one per request, and the spare
      * list a reset keeps must stay short. */
-    if (size > SIZE_MAX - RSC_ARENA_HDR) return NULL;
-    rsc_arena_block *side = (rsc_arena_block *)block_alloc(a, RSC_ARENA_HDR + size);
+    rsc_arena_block *side = block_new(a, size, true);
     if (!side) return NULL;
-    side->size = side->used = size;
-    side->aside = true;
+    side->used = size;
     side->prev = b->prev;
     b->prev = side;
-    a->total += RSC_ARENA_HDR + size;
-    if (a->total > a->peak) a->peak = a->total;
     return (char *)side + RSC_ARENA_HDR;
   }
   if (!b || b->size - b->used < size) {
