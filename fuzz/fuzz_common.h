@@ -59,7 +59,8 @@ static void fa_free(void *ctx, void *p) {
 
 /* Options from the input's first bytes:
  *   b0  flags: bit0 DEV, bit1 ALLOW_PARTIAL, bit2 LENIENT_IDS, bit3 LAZY_ROOT,
- *       bit4 TEMP_REFS, bit5 small limits, bit6 failing allocator
+ *       bit4 TEMP_REFS, bit5 small limits, bit6 failing allocator, bit7
+ *       TRACK_SHARED
  *   b1  feed mode: low 2 bits: 0 whole, 1 one byte at a time, 2 pieces of
  *       (b1 >> 2) + 1 bytes, 3 random piece sizes seeded by b1
  *   b2  small-limit selector / allocation failure point
@@ -87,6 +88,7 @@ static inline void fuzz_parse_opts(const uint8_t *data, fuzz_opts *fo, fuzz_allo
   if (b0 & 4) fo->opt.flags |= RSC_OPT_LENIENT_IDS;
   if (b0 & 8) fo->opt.flags |= RSC_OPT_LAZY_ROOT;
   if (b0 & 16) fo->opt.flags |= RSC_OPT_TEMP_REFS;
+  if (b0 & 128) fo->opt.flags |= RSC_OPT_TRACK_SHARED;
   if (b0 & 32) {
     /* Small limits, so every limit path is reachable from short inputs. */
     uint8_t s = data[2];

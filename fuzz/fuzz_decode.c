@@ -12,7 +12,9 @@
  *     the same error and dump as the first time, with reference paths
  *     split whole and walked from their roots (no split cache, no memo);
  *   - the payload fed whole through rsc_decoder_feed_padded, junk after it,
- *     gives the same error and dump too. */
+ *     gives the same error and dump too;
+ *   - with RSC_OPT_TRACK_SHARED, rsc_decoder_shares names every value the
+ *     root reaches twice (rsc__unshared_repeats). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +50,9 @@ static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8
   /* The read-through at finish left nothing the root reaches unparsed
    * (its flags let it skip plain subtrees; this audit enters them all). */
   if (st == RSC_OK && !fo->failing) FUZZ_CHECK(rsc__unread_reachable(d) == 0);
+  /* With RSC_OPT_TRACK_SHARED, every value met twice is one
+   * rsc_decoder_shares names (or a chunk's value met only as that). */
+  if (st == RSC_OK && !fo->failing) FUZZ_CHECK(rsc__unshared_repeats(d) == 0);
   if (st == RSC_OK) {
     size_t len = 0;
     *dump = rsc_dump(d, (fo->mode_byte & 4) ? 2 : 0, &len);

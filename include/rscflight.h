@@ -152,7 +152,10 @@ enum {
    * read (rsc_chunk_status and friends, or finish), as React does for a
    * caller that awaits the root late. Rows that arrived by then resolve in
    * place instead of through blocked lazies (FLIGHT-PROTOCOL 8.3). */
-  RSC_OPT_LAZY_ROOT = 1u << 5
+  RSC_OPT_LAZY_ROOT = 1u << 5,
+  /* Note which values a reference placed (rsc_decoder_shares), for a
+   * converter that wants to remember only values it can meet twice. */
+  RSC_OPT_TRACK_SHARED = 1u << 6
 };
 
 typedef struct rsc_options {
@@ -364,6 +367,14 @@ RSC_API const rsc_node *rsc_stream_end_value(const rsc_node *n);
 /* A value's identity: equal for the same shared object, array, element...
  * (a dump writes a second meeting as a ref); 0 for values without one. */
 RSC_API uintptr_t rsc_node_identity(const rsc_node *n);
+/* Whether a value of this identity can be met more than once: 1 when a
+ * reference ("$5", "$0:props:users:3", "$Q2"...) placed it somewhere; 0
+ * when it sits in one place only. Values with identity are shared only
+ * that way, or as a chunk's own value (the root, a lazy's or promise's
+ * value), which a converter reaches through the chunk. Needs
+ * RSC_OPT_TRACK_SHARED (otherwise every identity answers 1); valid after
+ * finish, until the next reset. */
+RSC_API int rsc_decoder_shares(const rsc_decoder *d, uintptr_t identity);
 
 /* --- Flight inside HTML --------------------------------------------------- */
 

@@ -413,6 +413,19 @@ typedef struct conv {
   rsc_view *views;
   size_t capviews;
   pydec *dec; /* a streaming decoder (open streams are tracked), or NULL */
+  /* loads: remember only what can be met twice, a value a reference placed
+   * (rsc_decoder_shares) or a chunk's own value (force); NULL: everything
+   * (a streaming decoder converts as rows arrive, before later references
+   * are known). A memo of every container missed the cache on each. */
+  const rsc_decoder *shares;
+  const rsc_node *force;
+  /* A guard against a value met twice that shares did not name (a cycle
+   * would convert forever): containers made without the memo, at most one
+   * per 16 bytes the decoder allocated; past that loads starts again
+   * remembering everything. */
+  size_t unshared, unshared_max;
+  int overrun;
+  int share_none; /* tests: as if shares named nothing (the guard's test) */
 } conv;
 
 static int push_job(conv *c, const rsc_node *node, PyObject *obj, uint32_t kind, size_t len) {
@@ -454,10 +467,36 @@ static PyObject *get_node(conv *c, const rsc_node *n) {
   return get(c, &v);
 }
 
+/* Whether v (which has identity) goes in the memo. */
+static inline int remembered(const conv *c, const rsc_view *v) {
+  return !c->shares || v->node == c->force ||
+         (!c->share_none && rsc_decoder_shares(c->shares, v->identity));
+}
+
+/* Puts o in the memo if v can be met again; -1 with an exception. */
+static int remember(conv *c, const rsc_view *v, PyObject *o) {
+  if (!v->identity) return 0;
+  if (remembered(c, v)) return memo_put(c->m, v->identity, v->kind, o);
+  if (++c->unshared <= c->unshared_max) return 0;
+  c->overrun = 1;
+  PyErr_SetString(PyExc_RuntimeError, "rscflight: conversion overran the decoded graph");
+  return -1;
+}
+
+/* A chunk's own value: a root, a lazy's or promise's value, met through
+ * its chunk as often as wrappers of the chunk are met. */
+static PyObject *get_chunk_value(conv *c, const rsc_node *n) {
+  const rsc_node *saved = c->force;
+  c->force = n;
+  PyObject *o = get_node(c, n);
+  c->force = saved;
+  return o;
+}
+
 /* Shell of a container: created empty, remembered, filled by a job. */
 static PyObject *shell(conv *c, const rsc_view *v, PyObject *o, size_t len) {
   if (!o) return NULL;
-  if (v->identity && memo_put(c->m, v->identity, v->kind, o) < 0) goto fail;
+  if (remember(c, v, o) < 0) goto fail;
   if (len && push_job(c, v->node, o, v->kind, len) < 0) goto fail;
   return o;
 fail:
@@ -526,7 +565,7 @@ static PyObject *map_or_set(conv *c, const rsc_view *v) {
   if (as_dict) {
     o = is_map ? PyObject_CallNoArgs(T.map) : PySet_New(NULL);
     if (!o) goto fail;
-    if (v->identity && memo_put(c->m, v->identity, v->kind, o) < 0) goto fail;
+    if (remember(c, v, o) < 0) goto fail;
     /* keys and values now (containers among them are shells): complete */
     for (size_t i = 0; i < n; i += step) {
       PyObject *k = get(c, &kv[i]), *x = NULL;
@@ -604,7 +643,7 @@ static int fill_thenable(conv *c, PyObject *o, const rsc_chunk *ch, uint32_t mk)
     return 0; /* settled before: final */
   PyObject *value = Py_NewRef(Py_None), *reason = Py_NewRef(Py_None);
   if (st == RSC_CHUNK_FULFILLED) {
-    Py_SETREF(value, get_node(c, rsc_chunk_value(ch)));
+    Py_SETREF(value, get_chunk_value(c, rsc_chunk_value(ch)));
   } else if (st == RSC_CHUNK_REJECTED) {
     Py_SETREF(reason, get_node(c, rsc_chunk_reason(ch)));
   }
@@ -675,7 +714,7 @@ static PyObject *server_ref(conv *c, const rsc_view *v) {
     else waiting = st == RSC_CHUNK_PENDING || st == RSC_CHUNK_BLOCKED;
   }
   if (set_slot(o, &T.server_ref, SR_ID, get_node(c, rsc_server_ref_id(v->node))) < 0 ||
-      set_slot(o, &T.server_ref, SR_BOUND, get_node(c, bound)) < 0 ||
+      set_slot(o, &T.server_ref, SR_BOUND, get_chunk_value(c, bound)) < 0 ||
       memo_put(c->m, id, RSC_SERVER_REF, o) < 0 ||
       (waiting && c->dec && track(c, v->node, o, LIVE_SERVER_REF) < 0)) {
     Py_DECREF(o);
@@ -733,7 +772,8 @@ static PyObject *get(conv *c, const rsc_view *v) {
   default: break;
   }
   /* values with identity */
-  if (v->identity && (o = memo_get(c->m, v->identity, v->kind))) return Py_NewRef(o);
+  if (v->identity && remembered(c, v) && (o = memo_get(c->m, v->identity, v->kind)))
+    return Py_NewRef(o);
   switch (v->kind) {
   case RSC_ARRAY: return shell(c, v, PyList_New((Py_ssize_t)v->len), v->len);
   case RSC_OBJECT: return shell(c, v, _PyDict_NewPresized((Py_ssize_t)v->len), v->len);
@@ -929,7 +969,7 @@ static int drain(conv *c) {
  * would find nothing. */
 static PyObject *convert(conv *c, const rsc_node *n) {
   int gc_was_on = PyGC_Disable();
-  PyObject *o = get_node(c, n);
+  PyObject *o = get_chunk_value(c, n);
   if (drain(c) < 0) Py_CLEAR(o);
   if (gc_was_on) PyGC_Enable();
   return o;
@@ -945,6 +985,9 @@ static void conv_free(conv *c) {
 }
 
 /* ---- options and errors ------------------------------------------------------- */
+
+/* A flag bit of _decode for tests only (never an RSC_OPT_* bit). */
+#define PY_SHARE_NONE (1u << 31)
 
 static int parse_options(PyObject *flags, PyObject *limits, rsc_options *opt) {
   rsc_options_init(opt);
@@ -1030,10 +1073,11 @@ static void pool_give(rsc_decoder *d, const rsc_options *opt) {
 }
 
 static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits,
-                               rsc_options *opt) {
+                               uint32_t extra_flags, rsc_options *opt) {
   Py_buffer buf;
   if (!check_ready() || parse_options(flags, limits, opt) < 0 || get_data(data, &buf) < 0)
     return NULL;
+  opt->flags = (opt->flags & ~PY_SHARE_NONE) | extra_flags;
   rsc_decoder *d = pool_take(opt);
   Py_BEGIN_ALLOW_THREADS
   if (d && rsc_decoder_reset(d) != RSC_OK) {
@@ -1073,7 +1117,7 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return NULL;
   }
   rsc_options opt;
-  rsc_decoder *d = decode_all(args[0], args[1], args[2], &opt);
+  rsc_decoder *d = decode_all(args[0], args[1], args[2], RSC_OPT_TRACK_SHARED, &opt);
   if (!d) return NULL;
   const rsc_error *e = rsc_decoder_error(d);
   PyObject *r = NULL;
@@ -1081,12 +1125,23 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     raise_decode_error(e);
   } else {
     memo m = {NULL, 0, 0, 0}; /* borrowed: the result holds every object */
-    conv c = {&m, NULL, 0, 0, NULL, 0, NULL};
-    /* a start for the memo (it grows): about one value with identity per
-     * 128 bytes of payload (not the decoder's memory: a reused decoder
-     * holds what its largest payload needed) */
-    if (memo_reserve(&m, (size_t)(rsc_decoder_bytes(d) / 128)) < 0) PyErr_Clear();
+    conv c = {&m, NULL, 0, 0, NULL, 0, NULL, d, NULL};
+    c.unshared_max = rsc_decoder_peak_memory(d) / 16 + 64;
+    c.share_none = (PyLong_AsUnsignedLong(args[1]) & PY_SHARE_NONE) != 0;
     r = root_result(&c, d);
+    if (!r && c.overrun) {
+      /* A value met twice that rsc_decoder_shares did not name: a bug, but
+       * not a wrong result. Again, remembering every value. */
+      PyErr_Clear();
+      conv_free(&c);
+      memo_clear(&m);
+      c.shares = NULL;
+      c.overrun = 0;
+      /* a start for this memo (it grows): about one value with identity per
+       * 128 bytes of payload */
+      if (memo_reserve(&m, (size_t)(rsc_decoder_bytes(d) / 128)) < 0) PyErr_Clear();
+      r = root_result(&c, d);
+    }
     conv_free(&c);
     memo_clear(&m);
   }
@@ -1121,7 +1176,7 @@ static PyObject *py_dump(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   int pretty = PyLong_AsLong(args[3]);
   if (pretty == -1 && PyErr_Occurred()) return NULL;
   rsc_options opt;
-  rsc_decoder *d = decode_all(args[0], args[1], args[2], &opt);
+  rsc_decoder *d = decode_all(args[0], args[1], args[2], 0, &opt);
   if (!d) return NULL;
   PyObject *r;
   const rsc_error *e = rsc_decoder_error(d);
@@ -1338,7 +1393,7 @@ static PyObject *py_dec_new(PyObject *self, PyObject *const *args, Py_ssize_t na
 static PyObject *take_events(pydec *p) {
   PyObject *out = PyList_New(0);
   if (!out) return NULL;
-  conv c = {&p->m, NULL, 0, 0, NULL, 0, p};
+  conv c = {&p->m, NULL, 0, 0, NULL, 0, p, NULL, NULL};
   static PyObject *s_chunk, *s_hint, *s_debug;
   if (!s_chunk && (!(s_chunk = PyUnicode_InternFromString("chunk")) ||
                    !(s_hint = PyUnicode_InternFromString("hint")) ||

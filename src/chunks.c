@@ -116,6 +116,45 @@ rsc_chunk *rsc__get_chunk(rsc_decoder *d, int64_t id) {
   return c;
 }
 
+/* ---- values references placed (RSC_OPT_TRACK_SHARED) ------------------------ */
+
+static size_t shared_hash(uintptr_t id, size_t mask) {
+  return (size_t)rsc__hash_final((uint64_t)id) & mask;
+}
+
+void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
+  struct shared_set *s = &d->shared;
+  if ((s->count + 1) * 2 > s->cap) {
+    /* Arena memory: the old table stays behind until the reset. */
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    uintptr_t *slot = (uintptr_t *)rsc__alloc(d, cap * sizeof *slot);
+    if (!slot) return; /* the arena recorded the failure */
+    memset(slot, 0, cap * sizeof *slot);
+    for (size_t i = 0; i < s->cap; i++) {
+      if (!s->slot[i]) continue;
+      size_t h = shared_hash(s->slot[i], cap - 1);
+      while (slot[h]) h = (h + 1) & (cap - 1);
+      slot[h] = s->slot[i];
+    }
+    s->slot = slot;
+    s->cap = cap;
+  }
+  size_t h = shared_hash(id, s->cap - 1);
+  for (; s->slot[h]; h = (h + 1) & (s->cap - 1))
+    if (s->slot[h] == id) return;
+  s->slot[h] = id;
+  s->count++;
+}
+
+int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
+  if (!d || !(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 1;
+  const struct shared_set *s = &d->shared;
+  if (!s->count) return 0;
+  for (size_t h = shared_hash(id, s->cap - 1); s->slot[h]; h = (h + 1) & (s->cap - 1))
+    if (s->slot[h] == id) return 1;
+  return 0;
+}
+
 /* ---- listeners and the wake loop ---------------------------------------- */
 
 bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,

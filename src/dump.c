@@ -892,6 +892,13 @@ typedef struct force_walk {
   bool fail;
   bool audit;    /* rsc__unread_reachable: enter everything, read nothing */
   size_t unread; /* audit: chunks met that are still unparsed rows */
+  /* audit with RSC_OPT_TRACK_SHARED (rsc__unshared_repeats): chunk values
+   * met (node addresses), identities rsc_decoder_shares does not name with
+   * how they were met (1: as a chunk's value, 2: elsewhere), and how many
+   * of those a converter would make twice */
+  bool shares;
+  seen_map chunk_values, met;
+  size_t unshared;
 } force_walk;
 
 static void fw_push(force_walk *f, const rsc_node *n) {
@@ -939,13 +946,42 @@ static bool fw_needed(const force_walk *f, const rsc_node *n) {
   switch (n->kind) {
   case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
   case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF: case RSC_FUNCTION:
-  case RSC_NONE: case RSC_BINARY: case RSC_BLOB: case RSC_ERROR:
+  case RSC_NONE: case RSC_ERROR:
     return false;
+  case RSC_BINARY: case RSC_BLOB:
+    return f->shares; /* values with identity, for the sharing audit */
   case RSC_ARRAY: case RSC_OBJECT:
     return f->audit || (n->flags & NF_WALK) != 0;
   default:
     return true;
   }
+}
+
+/* A chunk's value about to be walked: a converter reaches it through its
+ * chunk and remembers it whatever rsc_decoder_shares says. */
+static void fw_chunk_value(force_walk *f, const rsc_node *n) {
+  if (f->shares && seen_get(&f->chunk_values, (uintptr_t)n) == NO_PLACE &&
+      !seen_put(&f->chunk_values, (uintptr_t)n, 1))
+    f->fail = true;
+  fw_push(f, n);
+}
+
+/* The sharing audit's view of one meeting of identity id at n: a value
+ * met twice must be named by rsc_decoder_shares, unless every meeting is
+ * as a chunk's value. */
+static void fw_audit_meeting(force_walk *f, const rsc_node *n, uintptr_t id) {
+  if (rsc_decoder_shares(f->d, id)) return;
+  uint32_t how = seen_get(&f->chunk_values, (uintptr_t)n) != NO_PLACE ? 1 : 2;
+  seen_map *m = &f->met;
+  if (m->cap) {
+    for (size_t h = (size_t)hash_ptr(id) & (m->cap - 1); m->keys[h]; h = (h + 1) & (m->cap - 1)) {
+      if (m->keys[h] != id) continue;
+      if ((m->places[h] | how) & 2) f->unshared++;
+      m->places[h] |= how;
+      return;
+    }
+  }
+  if (!seen_put(m, id, how)) f->fail = true;
 }
 
 static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
@@ -971,12 +1007,16 @@ static void fw_chunk(force_walk *f, rsc_chunk *c) {
   /* Chunks that are not model rows (text, binary, modules, streams' own
    * chunks) have reaches unset too; only streams need a look inside. */
   bool look = f->audit || c->reaches || c->stream || c->id < 0;
-  if (c->state == CS_FULFILLED && look) fw_push(f, &c->value);
+  if (c->state == CS_FULFILLED && look) fw_chunk_value(f, &c->value);
   else if (c->state == CS_REJECTED) fw_push(f, &c->reason);
 }
 
 static void fw_visit(force_walk *f, const rsc_node *n) {
-  if (has_identity(n) && !fw_first(f, rsc_node_identity(n))) return;
+  if (has_identity(n)) {
+    uintptr_t id = rsc_node_identity(n);
+    if (f->shares) fw_audit_meeting(f, n, id);
+    if (!fw_first(f, id)) return;
+  }
   switch (n->kind) {
   case RSC_ARRAY:
     fw_items(f, n->u.items, n->len);
@@ -995,6 +1035,9 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     fw_chunk(f, n->u.chunk);
     return;
   case RSC_CLIENT_REF:
+    /* Converters make one object per module reference (the dump writes
+     * it out each time): the sharing audit meets its parts once. */
+    if (f->shares && !fw_first(f, (uintptr_t)n->u.cref)) return;
     fw_push(f, &n->u.cref->name);
     fw_push(f, &n->u.cref->chunks);
     fw_push(f, &n->u.cref->id);
@@ -1005,9 +1048,9 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
       rsc_chunk *c = sr->bound.u.chunk;
       if (f->audit && c->state == CS_RESOLVED_MODEL) f->unread++;
       if (!f->audit) rsc__read_chunk(f->d, c);
-      fw_push(f, c->state == CS_FULFILLED ? &c->value : &sr->bound);
+      fw_chunk_value(f, c->state == CS_FULFILLED ? &c->value : &sr->bound);
     } else {
-      fw_push(f, &sr->bound);
+      fw_chunk_value(f, &sr->bound);
     }
     fw_push(f, &sr->id);
     return;
@@ -1059,13 +1102,14 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
   }
 }
 
-static size_t force_run(rsc_decoder *d, bool audit) {
+static size_t force_run(rsc_decoder *d, bool audit, size_t *unshared) {
   rsc_chunk *root = rsc__find_chunk(d, 0);
   if (!root) return 0;
   force_walk f;
   memset(&f, 0, sizeof f);
   f.d = d;
   f.audit = audit;
+  f.shares = unshared != NULL;
   f.seen.al = &d->arena.alloc; /* inside finish: through the caller's hooks */
   /* A new epoch for the chunks' marks; once they ran out (2^32 walks of
    * one stream), chunks go in the map of identities. */
@@ -1075,12 +1119,22 @@ static size_t force_run(rsc_decoder *d, bool audit) {
   if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
   rsc__heap_free(&d->arena.alloc, (void *)f.stack);
   seen_free(&f.seen);
+  seen_free(&f.chunk_values);
+  seen_free(&f.met);
+  if (unshared) *unshared = f.fail ? SIZE_MAX : f.unshared;
   return f.fail ? SIZE_MAX : f.unread;
 }
 
-void rsc__force(rsc_decoder *d) { (void)force_run(d, false); }
+void rsc__force(rsc_decoder *d) { (void)force_run(d, false, NULL); }
 
-size_t rsc__unread_reachable(rsc_decoder *d) { return force_run(d, true); }
+size_t rsc__unread_reachable(rsc_decoder *d) { return force_run(d, true, NULL); }
+
+size_t rsc__unshared_repeats(rsc_decoder *d) {
+  if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 0;
+  size_t unshared = 0;
+  (void)force_run(d, true, &unshared);
+  return unshared;
+}
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
   if (!d || d->err.code) return NULL;

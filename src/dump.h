@@ -13,5 +13,11 @@ void rsc__force(rsc_decoder *d);
  * rows; reads nothing. After a successful finish it must be 0: the
  * read-through skipped nothing it had to read. SIZE_MAX: out of memory. */
 size_t rsc__unread_reachable(rsc_decoder *d);
+/* For tests and fuzzing, with RSC_OPT_TRACK_SHARED: the values the root
+ * reaches more than once (same identity) that rsc_decoder_shares does not
+ * name, other than a chunk's value met only as that. A converter that
+ * remembers just those two kinds (the Python binding's loads) would make
+ * each of these twice. Must be 0; SIZE_MAX: out of memory. */
+size_t rsc__unshared_repeats(rsc_decoder *d);
 
 #endif

@@ -269,6 +269,12 @@ struct rsc_decoder {
    * (no split cache, no memo), to compare the two; kept across reset */
   bool plain_paths;
   uint32_t force_epoch; /* read-throughs so far (dump.c, force_mark)       */
+  /* RSC_OPT_TRACK_SHARED: identities a reference placed (open addressing,
+   * load at most 1/2; arena memory, so a reset empties it) */
+  struct shared_set {
+    uintptr_t *slot;
+    size_t cap, count;
+  } shared;
   /* the last reference path split (revive.c): the next one that repeats
    * it up to its last ':' takes those keys from it */
   struct split_cache {

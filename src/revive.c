@@ -551,8 +551,43 @@ static const rsc_node *member(const rsc_node *obj, const char *name) {
   return NULL;
 }
 
+static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
+                      rsc_node *thrown);
+
+/* Every value a reference places goes through here. With
+ * RSC_OPT_TRACK_SHARED it notes what now sits in a second place: the value
+ * placed and, for the collections built from a model, the values they
+ * copied out of it (a Map's keys and values are also the model's). */
 bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
                     rsc_node *thrown) {
+  if (!apply_map(d, map, model, out, thrown)) return false;
+  if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return true;
+  rsc__note_shared(d, out);
+  if (map == MAP_MODEL) return true;
+  switch (out->kind) {
+  case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+    for (uint32_t i = 0; i < out->len; i++) rsc__note_shared(d, &out->u.items[i]);
+    break;
+  case RSC_ITERATOR: {
+    const rsc_node *a = &out->u.iter->array;
+    for (uint32_t i = 0; i < a->len; i++) rsc__note_shared(d, &a->u.items[i]);
+    break;
+  }
+  case RSC_SERVER_REF:
+    rsc__note_shared(d, &out->u.sref->id);
+    rsc__note_shared(d, &out->u.sref->bound);
+    break;
+  case RSC_ERROR:
+    rsc__note_shared(d, &out->u.err->cause);
+    break;
+  default:
+    break;
+  }
+  return true;
+}
+
+static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
+                      rsc_node *thrown) {
   switch (map) {
   case MAP_MODEL:
     *out = model;

@@ -120,6 +120,40 @@ Test(api, references_share_identity) {
   rsc_decoder_free(d);
 }
 
+/* RSC_OPT_TRACK_SHARED names what a reference placed, forward references
+ * and the values a Map copies out of its row included, and nothing else. */
+Test(api, shares_names_what_references_placed) {
+  const char *payload = "0:{\"a\":\"$1\",\"p\":\"$2:q\",\"m\":\"$Q3\",\"own\":[1],"
+                        "\"self\":\"$0\"}\n"
+                        "1:{\"x\":[2]}\n2:{\"q\":{\"r\":1},\"s\":[3]}\n"
+                        "3:[[\"k\",{\"v\":1}]]\n";
+  rsc_decoder *d = decode_str(payload, RSC_OPT_TRACK_SHARED);
+  const rsc_node *root = root_value(d);
+  cr_assert_not_null(root);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(root)), 1);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "a"))), 1);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "p"))), 1);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "m"))), 1);
+  const rsc_node *v = rsc_node_at(get(root, "m"), 1); /* the Map's value {"v":1} */
+  cr_expect_eq(rsc_node_kind(v), RSC_OBJECT);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(v)), 1);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "own"))), 0);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(get(root, "a"), "x"))), 0);
+  const rsc_node *two = rsc_chunk_value(rsc_decoder_chunk(d, 2));
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(two, "s"))), 0);
+  rsc_decoder_free(d);
+  /* Without the option every identity may be shared. */
+  d = decode_str(payload, 0);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root_value(d), "own"))), 1);
+  /* A reset forgets them. */
+  rsc_decoder_free(d);
+  d = decode_str(payload, RSC_OPT_TRACK_SHARED);
+  uintptr_t a = rsc_node_identity(get(root_value(d), "a"));
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_expect_eq(rsc_decoder_shares(d, a), 0);
+  rsc_decoder_free(d);
+}
+
 /* A streaming consumer can use the root before later rows come (H7). */
 Test(api, root_usable_before_later_rows) {
   rsc_decoder *d = rsc_decoder_new(NULL);

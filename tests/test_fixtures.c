@@ -76,6 +76,8 @@ static char *outcome(rsc_decoder *d) {
     /* finish read everything the root reaches (checked before the dump,
      * which reads on its own) */
     cr_expect_eq(rsc__unread_reachable(d), 0, "the read-through at finish left a chunk unread");
+    /* with RSC_OPT_TRACK_SHARED: every value met twice is one it names */
+    cr_expect_eq(rsc__unshared_repeats(d), 0, "a value met twice that rsc_decoder_shares misses");
     char *t = ts_dump(d);
     r = t ? strdup(t) : strdup("dump failed");
     rsc_free(t);
@@ -94,7 +96,7 @@ Test(fixtures, whole_buffer_matches_react) {
     char *buf = read_rel(f[i].file, &len);
     char *exp = read_rel(f[i].expected, &elen);
     cr_assert(buf && exp, "%s: missing files", f[i].file);
-    char *got = outcome(ts_decode(buf, len, 0, f[i].flags));
+    char *got = outcome(ts_decode(buf, len, 0, f[i].flags | RSC_OPT_TRACK_SHARED));
     const char *why = "";
     bool eq = ts_json_equal(got, strlen(got), exp, elen, &why);
     cr_expect(eq, "%s: %s (got %.300s)", f[i].file, why, got);

@@ -76,6 +76,8 @@ static char *outcome(rsc_decoder *d) {
   }
   /* finish read everything the root reaches (before the dump reads) */
   cr_expect_eq(rsc__unread_reachable(d), 0, "the read-through at finish left a chunk unread");
+    /* with RSC_OPT_TRACK_SHARED: every value met twice is one it names */
+    cr_expect_eq(rsc__unshared_repeats(d), 0, "a value met twice that rsc_decoder_shares misses");
   char *text = ts_dump(d);
   rsc_decoder_free(d);
   char *copy = text ? strdup(text) : strdup("dump failed");
@@ -96,7 +98,8 @@ Test(vectors, whole_buffer_matches_expected) {
     char *exp = read_vec(v[i].expected, &elen);
     cr_assert(buf && exp, "%s: missing files", v[i].name);
     char *early = NULL;
-    char *got = outcome(ts_decode_inspect(buf, len, v[i].chunk_cuts, v[i].nchunks, v[i].flags,
+    char *got = outcome(ts_decode_inspect(buf, len, v[i].chunk_cuts, v[i].nchunks,
+                                          v[i].flags | RSC_OPT_TRACK_SHARED,
                                           v[i].inspect_at, &early));
     if (v[i].inspect_at != SIZE_MAX) {
       char rel[300];

@@ -231,6 +231,38 @@ def test_cycles():
     gc.collect()
 
 
+def test_values_a_collection_copies_keep_their_identity():
+    """A Map, Set or iterator built from a row holds that row's values; so
+    does a server reference's bound array; a chunk's value is the same
+    object through its lazy, its promise and a reference."""
+    v = L('1:[["k",{"v":1}]]', '0:{"m":"$Q1","a":"$1"}')
+    assert v["m"]["k"] is v["a"][0][1]
+    v = L('1:[{"x":1},[2]]', '0:{"s":"$W1","i":"$i1","a":"$1"}')
+    assert v["i"].items[0] is v["a"][0] and v["i"].items[1] is v["a"][1]
+    assert v["s"][0] is v["a"][0] and v["s"][1] is v["a"][1]
+    v = L('1:{"id":"f","bound":[{"b":1}]}', '0:{"f":"$h1","b":"$1:bound"}')
+    assert v["f"].bound is v["b"]
+    v = L('1:{"x":[1]}', '0:{"l":"$L1","p":"$@1","r":"$1","x":"$1:x"}')
+    assert v["l"].value is v["p"].value is v["r"] and v["x"] is v["r"]["x"]
+    v = L('0:{"l":"$L0"}')
+    assert v["l"].value is v
+
+
+def test_conversion_overrun_falls_back_to_remembering_everything():
+    """loads remembers only values a reference placed; if that list ever
+    missed one, a cycle must not convert forever: past a bound the
+    conversion starts again remembering every value. The test flag makes
+    the list name nothing."""
+    share_none = 1 << 31
+    status, v = R._n._decode(b'0:{"name":"o","self":"$0","l":[1,"$0:l"]}\n', share_none, None)
+    assert status == "fulfilled" and v["self"] is v and v["l"][1] is v["l"]
+    # without a cycle nothing overruns: the flag really hides the sharing
+    status, v = R._n._decode(b'1:{"x":[1]}\n0:{"a":"$1","c":"$1"}\n', share_none, None)
+    assert v["a"] == v["c"] and v["a"] is not v["c"]
+    del v
+    gc.collect()
+
+
 def _chain(n):
     rows = ['%x:["$","div",null,{"children":"$%x"}]' % (i, i + 1) for i in range(n)]
     rows.append('%x:"leaf"' % n)
