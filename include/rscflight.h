@@ -63,7 +63,8 @@ typedef enum rsc_status {
   RSC_ERR_BAD_LENGTH = 3,   /* a length row's hex length is malformed        */
   RSC_ERR_DUPLICATE_ROW = 4,/* a second row for an id that is not a stream  */
   RSC_ERR_DEV_ROW = 5,      /* a development-only row seen in production mode */
-  RSC_ERR_BAD_ROW = 6,      /* an I, E or H row whose JSON does not parse     */
+  RSC_ERR_BAD_ROW = 6,      /* an I, E or H row whose JSON does not parse, or
+                               a byte stream item that is not binary         */
   RSC_ERR_LIMIT = 7,        /* a limit of rsc_limits was exceeded             */
   RSC_ERR_USER = 8,         /* a consumer hook returned non-zero              */
   RSC_ERR_STATE = 9,        /* feed after finish, or a NULL decoder          */

@@ -638,6 +638,14 @@ static bool stream_grow(rsc_decoder *d, rsc_stream *s) {
 
 static void stream_push(rsc_decoder *d, rsc_stream *s, rsc_node v) {
   if (s->end != RSC_STREAM_OPEN) return; /* a closed or errored stream drops it */
+  if (s->kind == RSC_STREAM_BYTES && (v.kind != RSC_BINARY || v.sub == RSC_ARRAY_BUFFER)) {
+    /* A byte stream's controller takes views only: React's enqueue of a
+     * model, text or ArrayBuffer item throws a TypeError out of the row
+     * (uncaught; the rest of the network chunk is lost). */
+    rsc__fail(d, RSC_ERR_BAD_ROW, d->row_offset, d->row_id,
+              "a byte stream item that is not a binary view (only b rows and typed arrays)");
+    return;
+  }
   if (!stream_grow(d, s)) {
     rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
     return;

@@ -334,6 +334,23 @@ Test(errors, b_row_outside_a_byte_stream) {
   rsc_decoder_free(d);
 }
 
+/* A byte stream takes binary views only: React's controller.enqueue of a
+ * model, text or ArrayBuffer item throws a TypeError out of the row (and
+ * the rest of the network chunk is lost); here the decode fails at the row
+ * that enqueues it (docs/conformance.md). */
+Test(errors, byte_stream_items_must_be_binary_views) {
+  expect_error(S("1:r\n0:\"$1\"\n1:{\"a\":1}\n"), 0, RSC_ERR_BAD_ROW, 11, 1, NULL);
+  /*             ^ offset 11: the model row for the stream       */
+  expect_error(S("1:r\n0:\"$1\"\n1:T3,abc"), 0, RSC_ERR_BAD_ROW, 11, 1, NULL);
+  expect_error(S("1:r\n0:\"$1\"\n1:A2,\x05\x06"), 0, RSC_ERR_BAD_ROW, 11, 1, NULL);
+  /* A blocked item fails when the row it waited for arrives (row 2). */
+  expect_error(S("1:r\n0:\"$1\"\n1:\"$2\"\n2:{\"x\":1}\n"), 0, RSC_ERR_BAD_ROW, 18, 2, NULL);
+  /* Typed array rows are views: their bytes join the stream's. */
+  expect_dump(S("1:r\n0:\"$1\"\n1:o2,\x05\x06" "1:b1,\x07" "1:C\n"), 0,
+              "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"bytes\",\"base64\":\"BQYH\","
+              "\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+}
+
 /* ---- API misuse ---------------------------------------------------------------------- */
 
 Test(errors, feed_after_finish_and_null) {
