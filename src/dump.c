@@ -219,6 +219,8 @@ typedef struct frame {
   bool fresh; /* inside a client reference: printed anew, never a ref */
   uint32_t place; /* where this composite is */
   rsc_chunk *chunk; /* a lazy or promise wrapper's chunk, while open */
+  uint32_t outer_frame;  /* a wrapper's: its chunk's dump_frame before it   */
+  uint64_t identities_at; /* a wrapper's: walker.identities when it opened */
 } frame;
 
 /* A place in the document: its parent's place and the last segment of its
@@ -248,6 +250,7 @@ typedef struct walker {
   bool fail;
   bool fresh; /* the value being visited sits inside a client reference */
   seen_map scope; /* identities met inside the client reference being printed */
+  uint64_t identities; /* values with identity written out so far */
 } walker;
 
 /* The place of the value being visited, recorded on first need. */
@@ -378,7 +381,7 @@ static void push_frame(walker *w, child *kids, size_t n, bool object) {
 /* Leaves the top frame (a wrapper frame releases its chunk). */
 static void pop_frame(walker *w) {
   frame *f = &w->stack[--w->depth];
-  if (f->chunk) f->chunk->dump_frame = 0;
+  if (f->chunk) f->chunk->dump_frame = f->outer_frame;
   free(f->kids);
 }
 
@@ -437,11 +440,13 @@ static void open_items(walker *w, const rsc_node *items, size_t n) {
 }
 
 static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
-  if (c->dump_frame) {
+  if (c->dump_frame && w->stack[c->dump_frame - 1].identities_at == w->identities) {
     /* A wrapper inside its own value with nothing that has identity in
      * between (0:"$L0", or 1:"$L2" with 2:"$L1"): React's value is a
      * cycle of lazies. It is written as a ref to the enclosing wrapper,
-     * where printing it out would never end (docs/hardening.md). */
+     * where printing it out would never end (docs/hardening.md). With a
+     * value that has identity in between, the wrapper is written anew, as
+     * every wrapper is (CANONICAL-DUMP 5), and that value as a ref. */
     const frame *open = &w->stack[c->dump_frame - 1];
     sb_puts(&w->out, "{\"$\":\"ref\",\"to\":");
     sb_pointer(w, open->place);
@@ -459,7 +464,10 @@ static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
   size_t depth = w->depth;
   push_frame(w, k, n, true);
   if (w->depth > depth) {
-    w->stack[w->depth - 1].chunk = c;
+    frame *f = &w->stack[w->depth - 1];
+    f->chunk = c;
+    f->outer_frame = c->dump_frame;
+    f->identities_at = w->identities;
     c->dump_frame = (uint32_t)w->depth;
   }
 }
@@ -491,6 +499,7 @@ static void visit(walker *w, const rsc_node *n) {
       w->fail = true;
       return;
     }
+    w->identities++;
   }
   switch (n->kind) {
   case RSC_NULL: sb_puts(b, "null"); return;

@@ -34,14 +34,18 @@ class _Walker:
     def __init__(self):
         self.seen = {}
         self.keep = []  # keep walked objects alive, so ids stay unique
+        self.identities = 0  # values with identity written out so far
+        self.wrappers = {}  # chunk -> (place, identities) of its open wrapper
 
     def value(self, v, path, fresh=False):
-        if isinstance(v, _IDENTITY) and not fresh:
-            first = self.seen.get(id(v))
-            if first is not None:
-                return {"$": "ref", "to": first}
-            self.seen[id(v)] = path
-            self.keep.append(v)
+        if isinstance(v, _IDENTITY):
+            if not fresh:
+                first = self.seen.get(id(v))
+                if first is not None:
+                    return {"$": "ref", "to": first}
+                self.seen[id(v)] = path
+                self.keep.append(v)
+            self.identities += 1
         t = type(v)
         if v is None or t is bool:
             return v
@@ -87,11 +91,23 @@ class _Walker:
             return {"$": "server_ref", "id": self.value(v.id, path + "/id", fresh),
                     "bound": self.value(v.bound, path + "/bound", fresh)}
         if t is R.Lazy or t is R.Promise:
+            # A wrapper inside its own value with nothing that has identity
+            # in between (a cycle of lazies) is a ref to the enclosing one,
+            # as the C dump writes it; any other wrapper is written anew.
+            key = ("chunk", v.id) if v.id >= 0 else ("wrapper", id(v))
+            outer = self.wrappers.get(key)
+            if outer is not None and outer[1] == self.identities:
+                return {"$": "ref", "to": outer[0]}
+            self.wrappers[key] = (path, self.identities)
             out = {"$": "lazy" if t is R.Lazy else "promise", "status": v.status}
             if v.status == "fulfilled":
                 out["value"] = self.value(v.value, path + "/value", fresh)
             elif v.status == "rejected":
                 out["reason"] = self.value(v.reason, path + "/reason", fresh)
+            if outer is None:
+                del self.wrappers[key]
+            else:
+                self.wrappers[key] = outer
             return out
         if t is R.Element:
             out = {"$": "element"}
