@@ -1,8 +1,13 @@
-"""The fuzz corpus (fuzz/corpus-decode: thousands of odd payloads libFuzzer
-kept for the coverage they reach) through loads(): its Python values,
-walked back into a dump, equal the C library's dump. This checks the
-converter where the vectors do not go: identity and cycles (loads remembers
-only values rsc_decoder_shares names), odd kinds, errors."""
+"""Fuzz inputs through loads(): its Python values, walked back into a dump,
+equal the C library's dump. This checks the converter where the vectors do
+not go: identity and cycles (loads remembers only values rsc_decoder_shares
+names), odd kinds, errors.
+
+python/tests/corpus holds 1,048 inputs of fuzz_decode's corpus (which is
+not in git): every 18th by name, and the 23 that once differed (a byte
+stream item that was no bytes, a wrapper met again below a value with
+identity, Sets that Python orders otherwise). RSC_FUZZ_CORPUS=DIR runs a
+whole corpus instead (e.g. fuzz/corpus-decode after a fuzzing run)."""
 
 import glob
 import json
@@ -15,9 +20,8 @@ import rscflight as R
 import pydump
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.path.join(HERE, "..", "..", "fuzz", "corpus-decode")
-# Every fourth input (by name), so the suite stays quick under ASan too.
-FILES = sorted(glob.glob(os.path.join(CORPUS, "*")))[::4]
+CORPUS = os.environ.get("RSC_FUZZ_CORPUS") or os.path.join(HERE, "corpus")
+FILES = sorted(glob.glob(os.path.join(CORPUS, "*")))
 
 
 def _opts(b0):
@@ -54,7 +58,7 @@ def _unordered_sets(doc, path="", out=None):
 
 
 def test_there_is_a_corpus():
-    assert len(FILES) > 1000
+    assert len(FILES) >= 1000
 
 
 @pytest.mark.parametrize("part", range(8))
@@ -79,4 +83,4 @@ def test_loads_walked_back_equals_the_dump(part):
         assert pydump.equal(c_dump, got), "%s: %s" % (os.path.basename(path),
                                                        pydump.explain(c_dump, got))
         checked += 1
-    assert checked > 50
+    assert checked > 10
