@@ -118,31 +118,56 @@ rsc_chunk *rsc__get_chunk(rsc_decoder *d, int64_t id) {
 
 /* ---- values references placed (RSC_OPT_TRACK_SHARED) ------------------------ */
 
-static size_t shared_hash(uintptr_t id, size_t mask) {
-  return (size_t)rsc__hash_final((uint64_t)id) & mask;
+/* The slot and the filter bit come from different bits of one hash. */
+static inline uint64_t shared_hash(uintptr_t id) { return rsc__hash_final((uint64_t)id); }
+
+/* The filter bit: the hash's high half first (its low bits pick the slot). */
+static inline size_t filter_bit(const struct shared_set *s, uint64_t h) {
+  return (size_t)((h >> 32) | (h << 32)) & (s->cap * 8 - 1);
+}
+
+static inline bool filter_has(const struct shared_set *s, uint64_t h) {
+  size_t bit = filter_bit(s, h);
+  return (s->filter[bit / 64] >> (bit % 64)) & 1;
+}
+
+static inline void filter_add(struct shared_set *s, uint64_t h) {
+  size_t bit = filter_bit(s, h);
+  s->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
 }
 
 void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
   struct shared_set *s = &d->shared;
+  uint64_t h = shared_hash(id);
+  if (s->cap && filter_has(s, h)) {
+    for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+      if (s->slot[i] == id) return;
+  }
   if ((s->count + 1) * 2 > s->cap) {
-    /* Arena memory: the old table stays behind until the reset. */
+    /* Arena memory: the old tables stay behind until the reset. */
     size_t cap = s->cap ? s->cap * 2 : 64;
     uintptr_t *slot = (uintptr_t *)rsc__alloc(d, cap * sizeof *slot);
-    if (!slot) return; /* the arena recorded the failure */
+    uint64_t *filter = slot ? (uint64_t *)rsc__alloc(d, cap) : NULL; /* cap * 8 bits */
+    if (!filter) return; /* the arena recorded the failure */
     memset(slot, 0, cap * sizeof *slot);
-    for (size_t i = 0; i < s->cap; i++) {
-      if (!s->slot[i]) continue;
-      size_t h = shared_hash(s->slot[i], cap - 1);
-      while (slot[h]) h = (h + 1) & (cap - 1);
-      slot[h] = s->slot[i];
-    }
+    memset(filter, 0, cap);
+    struct shared_set old = *s;
     s->slot = slot;
+    s->filter = filter;
     s->cap = cap;
+    for (size_t i = 0; i < old.cap; i++) {
+      if (!old.slot[i]) continue;
+      uint64_t oh = shared_hash(old.slot[i]);
+      size_t k = (size_t)oh & (cap - 1);
+      while (slot[k]) k = (k + 1) & (cap - 1);
+      slot[k] = old.slot[i];
+      filter_add(s, oh);
+    }
   }
-  size_t h = shared_hash(id, s->cap - 1);
-  for (; s->slot[h]; h = (h + 1) & (s->cap - 1))
-    if (s->slot[h] == id) return;
-  s->slot[h] = id;
+  size_t i = (size_t)h & (s->cap - 1);
+  while (s->slot[i]) i = (i + 1) & (s->cap - 1);
+  s->slot[i] = id;
+  filter_add(s, h);
   s->count++;
 }
 
@@ -150,8 +175,10 @@ int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
   if (!d || !(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 1;
   const struct shared_set *s = &d->shared;
   if (!s->count) return 0;
-  for (size_t h = shared_hash(id, s->cap - 1); s->slot[h]; h = (h + 1) & (s->cap - 1))
-    if (s->slot[h] == id) return 1;
+  uint64_t h = shared_hash(id);
+  if (!filter_has(s, h)) return 0;
+  for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+    if (s->slot[i] == id) return 1;
   return 0;
 }
 

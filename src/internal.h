@@ -270,9 +270,13 @@ struct rsc_decoder {
   bool plain_paths;
   uint32_t force_epoch; /* read-throughs so far (dump.c, force_mark)       */
   /* RSC_OPT_TRACK_SHARED: identities a reference placed (open addressing,
-   * load at most 1/2; arena memory, so a reset empties it) */
+   * load at most 1/2; arena memory, so a reset empties it), behind a
+   * filter of cap * 8 bits: most identities a converter asks about are
+   * absent, and the filter, an eighth of the slots' size, answers those
+   * (the slots missed the cache in Python's loads) */
   struct shared_set {
     uintptr_t *slot;
+    uint64_t *filter; /* a bit per identity, from the hash's high half */
     size_t cap, count;
   } shared;
   /* the last reference path split (revive.c): the next one that repeats
