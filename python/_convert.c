@@ -473,10 +473,11 @@ static inline int remembered(const conv *c, const rsc_view *v) {
          (!c->share_none && rsc_decoder_shares(c->shares, v->identity));
 }
 
-/* Puts o in the memo if v can be met again; -1 with an exception. */
-static int remember(conv *c, const rsc_view *v, PyObject *o) {
+/* Puts o in the memo if v can be met again (rem: remembered(c, v), asked
+ * once by get); -1 with an exception. */
+static int remember(conv *c, const rsc_view *v, int rem, PyObject *o) {
   if (!v->identity) return 0;
-  if (remembered(c, v)) return memo_put(c->m, v->identity, v->kind, o);
+  if (rem) return memo_put(c->m, v->identity, v->kind, o);
   if (++c->unshared <= c->unshared_max) return 0;
   c->overrun = 1;
   PyErr_SetString(PyExc_RuntimeError, "rscflight: conversion overran the decoded graph");
@@ -494,9 +495,9 @@ static PyObject *get_chunk_value(conv *c, const rsc_node *n) {
 }
 
 /* Shell of a container: created empty, remembered, filled by a job. */
-static PyObject *shell(conv *c, const rsc_view *v, PyObject *o, size_t len) {
+static PyObject *shell(conv *c, const rsc_view *v, int rem, PyObject *o, size_t len) {
   if (!o) return NULL;
-  if (remember(c, v, o) < 0) goto fail;
+  if (remember(c, v, rem, o) < 0) goto fail;
   if (len && push_job(c, v->node, o, v->kind, len) < 0) goto fail;
   return o;
 fail:
@@ -536,7 +537,7 @@ static int value_kind(rsc_kind k) {
  * collision (fewer distinct keys in Python) makes the ordered list type, as
  * unhashable keys do. The check runs on throw-away copies of the keys
  * compared by value, before anything is built. */
-static PyObject *map_or_set(conv *c, const rsc_view *v) {
+static PyObject *map_or_set(conv *c, const rsc_view *v, int rem) {
   int is_map = v->kind == RSC_MAP;
   size_t n = v->len, step = is_map ? 2 : 1;
   rsc_view *kv = NULL;
@@ -565,7 +566,7 @@ static PyObject *map_or_set(conv *c, const rsc_view *v) {
   if (as_dict) {
     o = is_map ? PyObject_CallNoArgs(T.map) : PySet_New(NULL);
     if (!o) goto fail;
-    if (remember(c, v, o) < 0) goto fail;
+    if (remember(c, v, rem, o) < 0) goto fail;
     /* keys and values now (containers among them are shells): complete */
     for (size_t i = 0; i < n; i += step) {
       PyObject *k = get(c, &kv[i]), *x = NULL;
@@ -577,7 +578,7 @@ static PyObject *map_or_set(conv *c, const rsc_view *v) {
       if (r < 0) goto fail;
     }
   } else {
-    o = shell(c, v, PyObject_CallNoArgs(is_map ? T.map_pairs : T.set_items), n);
+    o = shell(c, v, rem, PyObject_CallNoArgs(is_map ? T.map_pairs : T.set_items), n);
   }
   goto done;
 fail:
@@ -772,14 +773,14 @@ static PyObject *get(conv *c, const rsc_view *v) {
   default: break;
   }
   /* values with identity */
-  if (v->identity && remembered(c, v) && (o = memo_get(c->m, v->identity, v->kind)))
-    return Py_NewRef(o);
+  int rem = v->identity && remembered(c, v);
+  if (rem && (o = memo_get(c->m, v->identity, v->kind))) return Py_NewRef(o);
   switch (v->kind) {
-  case RSC_ARRAY: return shell(c, v, PyList_New((Py_ssize_t)v->len), v->len);
-  case RSC_OBJECT: return shell(c, v, _PyDict_NewPresized((Py_ssize_t)v->len), v->len);
-  case RSC_ELEMENT: return shell(c, v, new_slotted(&T.element), 1);
-  case RSC_FORMDATA: return shell(c, v, PyObject_CallNoArgs(T.form_data), v->len);
-  case RSC_MAP: case RSC_SET: return map_or_set(c, v);
+  case RSC_ARRAY: return shell(c, v, rem, PyList_New((Py_ssize_t)v->len), v->len);
+  case RSC_OBJECT: return shell(c, v, rem, _PyDict_NewPresized((Py_ssize_t)v->len), v->len);
+  case RSC_ELEMENT: return shell(c, v, rem, new_slotted(&T.element), 1);
+  case RSC_FORMDATA: return shell(c, v, rem, PyObject_CallNoArgs(T.form_data), v->len);
+  case RSC_MAP: case RSC_SET: return map_or_set(c, v, rem);
   case RSC_ITERATOR: {
     o = new_slotted(&T.iterator);
     if (!o) return NULL;
@@ -787,7 +788,7 @@ static PyObject *get(conv *c, const rsc_view *v) {
       Py_DECREF(o);
       return NULL;
     }
-    return shell(c, v, o, v->len);
+    return shell(c, v, rem, o, v->len);
   }
   case RSC_STREAM: {
     o = new_slotted(&T.stream);
@@ -800,7 +801,7 @@ static PyObject *get(conv *c, const rsc_view *v) {
       Py_DECREF(o);
       return NULL;
     }
-    return shell(c, v, o, 1);
+    return shell(c, v, rem, o, 1);
   }
   case RSC_BLOB: {
     o = new_slotted(&T.blob);
@@ -811,9 +812,9 @@ static PyObject *get(conv *c, const rsc_view *v) {
       Py_DECREF(o);
       return NULL;
     }
-    return shell(c, v, o, 0);
+    return shell(c, v, rem, o, 0);
   }
-  case RSC_BINARY: return shell(c, v, binary(v), 0);
+  case RSC_BINARY: return shell(c, v, rem, binary(v), 0);
   default:
     PyErr_Format(PyExc_ValueError, "rscflight: cannot convert a value of kind %s",
                  rsc_kind_name(v->kind));

@@ -136,13 +136,26 @@ static inline void filter_add(struct shared_set *s, uint64_t h) {
   s->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
 }
 
+static bool shared_has(const struct shared_set *s, uintptr_t id, uint64_t h) {
+  if (!s->count || !filter_has(s, h)) return false;
+  for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+    if (s->slot[i] == id) return true;
+  return false;
+}
+
+/* Into a set with room (load at most 1/2). */
+static void shared_insert(struct shared_set *s, uintptr_t id, uint64_t h) {
+  size_t i = (size_t)h & (s->cap - 1);
+  while (s->slot[i]) i = (i + 1) & (s->cap - 1);
+  s->slot[i] = id;
+  filter_add(s, h);
+  s->count++;
+}
+
 void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
   struct shared_set *s = &d->shared;
   uint64_t h = shared_hash(id);
-  if (s->cap && filter_has(s, h)) {
-    for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
-      if (s->slot[i] == id) return;
-  }
+  if (shared_has(s, id, h)) return;
   if ((s->count + 1) * 2 > s->cap) {
     /* Arena memory: the old tables stay behind until the reset. */
     size_t cap = s->cap ? s->cap * 2 : 64;
@@ -152,34 +165,16 @@ void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
     memset(slot, 0, cap * sizeof *slot);
     memset(filter, 0, cap);
     struct shared_set old = *s;
-    s->slot = slot;
-    s->filter = filter;
-    s->cap = cap;
-    for (size_t i = 0; i < old.cap; i++) {
-      if (!old.slot[i]) continue;
-      uint64_t oh = shared_hash(old.slot[i]);
-      size_t k = (size_t)oh & (cap - 1);
-      while (slot[k]) k = (k + 1) & (cap - 1);
-      slot[k] = old.slot[i];
-      filter_add(s, oh);
-    }
+    *s = (struct shared_set){slot, filter, cap, 0};
+    for (size_t i = 0; i < old.cap; i++)
+      if (old.slot[i]) shared_insert(s, old.slot[i], shared_hash(old.slot[i]));
   }
-  size_t i = (size_t)h & (s->cap - 1);
-  while (s->slot[i]) i = (i + 1) & (s->cap - 1);
-  s->slot[i] = id;
-  filter_add(s, h);
-  s->count++;
+  shared_insert(s, id, h);
 }
 
 int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
   if (!d || !(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 1;
-  const struct shared_set *s = &d->shared;
-  if (!s->count) return 0;
-  uint64_t h = shared_hash(id);
-  if (!filter_has(s, h)) return 0;
-  for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
-    if (s->slot[i] == id) return 1;
-  return 0;
+  return shared_has(&d->shared, id, shared_hash(id));
 }
 
 /* ---- listeners and the wake loop ---------------------------------------- */
