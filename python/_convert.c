@@ -1543,6 +1543,42 @@ static PyObject *py_dec_feed(PyObject *self, PyObject *const *args, Py_ssize_t n
   return r;
 }
 
+/* Wrappers are refreshed when their chunk settles; a chunk that ends
+ * blocked (waiting on a row that never came, with allow_partial) never
+ * settles, so at the end every wrapper still pending reads its chunk once
+ * more (one pass over the memo, once). */
+static int refresh_unsettled(pydec *p) {
+  /* First the list (a conversion may grow and rehash the memo), then the
+   * refills. */
+  typedef struct { PyObject *w; const rsc_chunk *ch; uint32_t mk; } stale;
+  size_t n = 0;
+  stale *list = (stale *)malloc((p->m.count + 1) * sizeof *list);
+  if (!list) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (size_t i = 0; i < p->m.cap; i++) {
+    uint64_t key = p->m.e[i].key;
+    uint32_t mk = (uint32_t)(key >> 56);
+    if (!key || (mk != MK_LAZY && mk != MK_PROMISE && mk != MK_CHUNK)) continue;
+    const slotted *s = mk == MK_LAZY ? &T.lazy : mk == MK_PROMISE ? &T.promise : &T.chunk;
+    PyObject *w = p->m.e[i].obj;
+    if (get_slot(w, s, TH_STATUS) != T.s_status[RSC_CHUNK_PENDING]) continue;
+    const rsc_chunk *ch = (const rsc_chunk *)(uintptr_t)(key & ((UINT64_C(1) << 56) - 1));
+    list[n++] = (stale){Py_NewRef(w), ch, mk};
+  }
+  conv c = {&p->m, NULL, 0, 0, NULL, 0, p, NULL, NULL};
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (rc == 0 && (fill_thenable(&c, list[i].w, list[i].ch, list[i].mk) < 0 || drain(&c) < 0))
+      rc = -1;
+    Py_DECREF(list[i].w);
+  }
+  free(list);
+  conv_free(&c);
+  return rc;
+}
+
 /* _dec_finish(cap) -> (events, ok) */
 static PyObject *py_dec_finish(PyObject *self, PyObject *cap) {
   pydec *p = get_dec(cap);
@@ -1551,6 +1587,7 @@ static PyObject *py_dec_finish(PyObject *self, PyObject *cap) {
   rsc_decoder_finish(p->d);
   Py_END_ALLOW_THREADS
   PyObject *r = after_call(p);
+  if (r && refresh_unsettled(p) < 0) Py_CLEAR(r);
   p->busy = 0;
   return r;
 }

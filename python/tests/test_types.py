@@ -293,6 +293,21 @@ def test_deep_graphs():
 
 # ---- the streaming decoder's values stay live ----------------------------------------------------
 
+def test_wrappers_of_chunks_that_end_blocked():
+    """A chunk that waits on a row that never comes ends blocked (with
+    allow_partial the row halts), which is no settle: finish reads the
+    wrappers still pending once more. Found by the fuzz corpus fed in
+    pieces."""
+    data = b'0:{"p":"$@1","l":"$L1"}\n1:["$2"]\n'
+    for cut in range(1, len(data)):
+        d = R.Decoder(allow_partial=True)
+        d.feed(data[:cut])
+        d.feed(data[cut:])
+        v = d.finish()
+        assert (v["p"].status, v["l"].status) == ("blocked", "blocked"), cut
+        d.close()
+
+
 def test_lazy_settles_in_place():
     d = R.Decoder()
     d.feed(b'0:{"l":"$L1","p":"$@2"}\n')
