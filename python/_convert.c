@@ -1426,7 +1426,9 @@ again:
     } else if (r.kind == RSC_EVENT_HINT) {
       PyObject *h = new_slotted(&T.hint);
       if (!h) goto fail;
-      if (set_slot(h, &T.hint, HI_CODE, PyUnicode_FromStringAndSize(&r.tag, 1)) < 0 ||
+      /* The code is the row's first byte; a byte that is no character on
+       * its own reads as U+FFFD, as React's TextDecoder makes it. */
+      if (set_slot(h, &T.hint, HI_CODE, PyUnicode_DecodeUTF8(&r.tag, 1, "replace")) < 0 ||
           set_slot(h, &T.hint, HI_VALUE, convert(&c, r.value)) < 0) {
         Py_DECREF(h);
         goto fail;

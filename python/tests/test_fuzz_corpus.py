@@ -3,16 +3,23 @@ equal the C library's dump. This checks the converter where the vectors do
 not go: identity and cycles (loads remembers only values rsc_decoder_shares
 names), odd kinds, errors.
 
-python/tests/corpus holds 1,048 inputs of fuzz_decode's corpus (which is
-not in git): every 18th by name, and the 23 that once differed (a byte
-stream item that was no bytes, a wrapper met again below a value with
-identity, Sets that Python orders otherwise). RSC_FUZZ_CORPUS=DIR runs a
-whole corpus instead (e.g. fuzz/corpus-decode after a fuzzing run)."""
+Also the streaming Decoder fed the same inputs in random pieces: its
+Python values at the end equal its own C dump.
+
+python/tests/corpus holds 1,052 inputs of fuzz_decode's corpus (which is
+not in git): every 18th by name, the 23 that once differed through loads (a
+byte stream item that was no bytes, a wrapper met again below a value with
+identity, Sets that Python orders otherwise) and 4 that did through the
+Decoder (a hint code byte that is no character, a promise ending blocked, a
+module reference's metadata waiting on a later row). RSC_FUZZ_CORPUS=DIR
+runs a whole corpus instead (e.g. fuzz/corpus-decode after a fuzzing run)."""
 
 import glob
 import json
 import os
+import random
 import re
+import zlib
 
 import pytest
 
@@ -82,5 +89,56 @@ def test_loads_walked_back_equals_the_dump(part):
             c_dump, got = _blur_unordered(c_dump, unordered), _blur_unordered(got, unordered)
         assert pydump.equal(c_dump, got), "%s: %s" % (os.path.basename(path),
                                                        pydump.explain(c_dump, got))
+        checked += 1
+    assert checked > 10
+
+
+def _known_stale(c_dump, got, why):
+    """The one difference the streaming Decoder keeps: a module reference
+    (an I row) is converted once, so a reference inside its metadata to a
+    row that comes later stays as it was then (python/README.md)."""
+    return "/chunks/" in why.split(":")[0] and "/value/chunks/" in why
+
+
+@pytest.mark.parametrize("part", range(8))
+def test_decoder_in_random_pieces_equals_its_dump(part):
+    """The streaming Decoder fed in random pieces: its Python values at the
+    end equal its own C dump (its live wrappers, streams and references
+    were kept up to date)."""
+    checked = 0
+    for path in FILES[part::8]:
+        with open(path, "rb") as f:
+            raw = f.read()
+        if len(raw) < 4:
+            continue
+        opts, data = _opts(raw[0]), raw[4:]
+        rng = random.Random(zlib.crc32(os.path.basename(path).encode()))
+        n = len(data)
+        cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(1, 16)))) if n > 1 else []
+        d = R.Decoder(**opts)
+        try:
+            prev = 0
+            for c in cuts + [n]:
+                if c > prev:
+                    d.feed(data[prev:c])
+                    prev = c
+            try:
+                d.finish()
+            except (R.ServerError, R.IncompleteError):
+                pass
+        except R.DecodeError:
+            d.close()
+            continue
+        c_dump = json.loads(d.dump())
+        root = d.root
+        got = pydump.document(root.status, root.value if root.status == "fulfilled" else root.reason)
+        unordered = _unordered_sets(got)
+        if unordered:
+            c_dump, got = _blur_unordered(c_dump, unordered), _blur_unordered(got, unordered)
+        if not pydump.equal(c_dump, got):
+            why = pydump.explain(c_dump, got)
+            assert _known_stale(c_dump, got, why), "%s cut at %s: %s" % (
+                os.path.basename(path), cuts, why)
+        d.close()
         checked += 1
     assert checked > 10

@@ -348,6 +348,12 @@ def test_callback_and_hints():
     assert [k for k, _ in seen] == ["hint", "chunk"]
     assert d.hints[0].code == "L" and d.hints[0].value == ["/font.woff2", "font"]
     assert list(d.read_events()) == []
+    # A code byte that is no character on its own is U+FFFD (React's
+    # TextDecoder), not a UnicodeDecodeError out of feed (found by fuzzing).
+    d = R.Decoder()
+    d.feed(b':H\xb88\n0:1\n')
+    assert d.finish() == 1
+    assert d.hints[0].code == "\ufffd" and d.hints[0].value == 8
 
 
 def test_debug_rows_and_dev():
