@@ -615,11 +615,16 @@ static PyObject *binary(const rsc_view *v) {
   return r;
 }
 
+/* The class of a chunk's wrapper: Lazy, Promise or Chunk (MK_*). */
+static const slotted *thenable_class(uint32_t mk) {
+  return mk == MK_LAZY ? &T.lazy : mk == MK_PROMISE ? &T.promise : &T.chunk;
+}
+
 static PyObject *thenable(conv *c, const rsc_chunk *ch, uint32_t mk) {
   if (!ch) return Py_NewRef(T.undefined);
   PyObject *o = memo_get(c->m, (uintptr_t)ch, mk);
   if (o) return Py_NewRef(o);
-  const slotted *s = mk == MK_LAZY ? &T.lazy : mk == MK_PROMISE ? &T.promise : &T.chunk;
+  const slotted *s = thenable_class(mk);
   o = new_slotted(s);
   if (!o) return NULL;
   if (set_slot(o, s, TH_ID, PyLong_FromLongLong(rsc_chunk_id(ch))) < 0 ||
@@ -636,7 +641,7 @@ static PyObject *thenable(conv *c, const rsc_chunk *ch, uint32_t mk) {
 /* Sets a wrapper's status and value or reason from its chunk (a read: it
  * parses a chunk whose row arrived unparsed, as React's first read does). */
 static int fill_thenable(conv *c, PyObject *o, const rsc_chunk *ch, uint32_t mk) {
-  const slotted *s = mk == MK_LAZY ? &T.lazy : mk == MK_PROMISE ? &T.promise : &T.chunk;
+  const slotted *s = thenable_class(mk);
   rsc_chunk_state st = rsc_chunk_status(ch);
   if ((unsigned)st > RSC_CHUNK_HALTED) st = RSC_CHUNK_PENDING;
   if (get_slot(o, s, TH_STATUS) == T.s_status[st] && st != RSC_CHUNK_PENDING &&
@@ -1126,7 +1131,7 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     raise_decode_error(e);
   } else {
     memo m = {NULL, 0, 0, 0}; /* borrowed: the result holds every object */
-    conv c = {&m, NULL, 0, 0, NULL, 0, NULL, d, NULL};
+    conv c = {.m = &m, .shares = d};
     c.unshared_max = rsc_decoder_peak_memory(d) / 16 + 64;
     c.share_none = (PyLong_AsUnsignedLong(args[1]) & PY_SHARE_NONE) != 0;
     r = root_result(&c, d);
@@ -1394,7 +1399,7 @@ static PyObject *py_dec_new(PyObject *self, PyObject *const *args, Py_ssize_t na
 static PyObject *take_events(pydec *p) {
   PyObject *out = PyList_New(0);
   if (!out) return NULL;
-  conv c = {&p->m, NULL, 0, 0, NULL, 0, p, NULL, NULL};
+  conv c = {.m = &p->m, .dec = p};
   static PyObject *s_chunk, *s_hint, *s_debug;
   if (!s_chunk && (!(s_chunk = PyUnicode_InternFromString("chunk")) ||
                    !(s_hint = PyUnicode_InternFromString("hint")) ||
@@ -1563,13 +1568,13 @@ static int refresh_unsettled(pydec *p) {
     uint64_t key = p->m.e[i].key;
     uint32_t mk = (uint32_t)(key >> 56);
     if (!key || (mk != MK_LAZY && mk != MK_PROMISE && mk != MK_CHUNK)) continue;
-    const slotted *s = mk == MK_LAZY ? &T.lazy : mk == MK_PROMISE ? &T.promise : &T.chunk;
+    const slotted *s = thenable_class(mk);
     PyObject *w = p->m.e[i].obj;
     if (get_slot(w, s, TH_STATUS) != T.s_status[RSC_CHUNK_PENDING]) continue;
     const rsc_chunk *ch = (const rsc_chunk *)(uintptr_t)(key & ((UINT64_C(1) << 56) - 1));
     list[n++] = (stale){Py_NewRef(w), ch, mk};
   }
-  conv c = {&p->m, NULL, 0, 0, NULL, 0, p, NULL, NULL};
+  conv c = {.m = &p->m, .dec = p};
   int rc = 0;
   for (size_t i = 0; i < n; i++) {
     if (rc == 0 && (fill_thenable(&c, list[i].w, list[i].ch, list[i].mk) < 0 || drain(&c) < 0))
@@ -1621,7 +1626,7 @@ static PyObject *py_dec_chunk(PyObject *self, PyObject *const *args, Py_ssize_t 
   PyObject *ch = NULL, *r = NULL;
   const rsc_chunk *c = rsc_decoder_chunk(p->d, id);
   if (c) {
-    conv cv = {&p->m, NULL, 0, 0, NULL, 0, p};
+    conv cv = {.m = &p->m, .dec = p};
     ch = thenable(&cv, c, MK_CHUNK);
     if (ch && (fill_thenable(&cv, ch, c, MK_CHUNK) < 0 || drain(&cv) < 0)) Py_CLEAR(ch);
     conv_free(&cv);

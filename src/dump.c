@@ -130,14 +130,20 @@ static uint64_t hash_ptr(uintptr_t p) {
   return x;
 }
 
-static uint32_t seen_get(seen_map *m, uintptr_t k) {
-  if (!m->cap) return NO_PLACE;
+/* Where k's place is kept, or NULL when k is absent. */
+static uint32_t *seen_place(seen_map *m, uintptr_t k) {
+  if (!m->cap) return NULL;
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
   while (m->keys[h]) {
-    if (m->keys[h] == k) return m->places[h];
+    if (m->keys[h] == k) return &m->places[h];
     h = (h + 1) & (m->cap - 1);
   }
-  return NO_PLACE;
+  return NULL;
+}
+
+static uint32_t seen_get(seen_map *m, uintptr_t k) {
+  const uint32_t *p = seen_place(m, k);
+  return p ? *p : NO_PLACE;
 }
 
 /* Rehashes into cap slots (a power of two); false: out of memory, the map
@@ -981,16 +987,13 @@ static void fw_chunk_value(force_walk *f, const rsc_node *n) {
 static void fw_audit_meeting(force_walk *f, const rsc_node *n, uintptr_t id) {
   if (rsc_decoder_shares(f->d, id)) return;
   uint32_t how = seen_get(&f->chunk_values, (uintptr_t)n) != NO_PLACE ? 1 : 2;
-  seen_map *m = &f->met;
-  if (m->cap) {
-    for (size_t h = (size_t)hash_ptr(id) & (m->cap - 1); m->keys[h]; h = (h + 1) & (m->cap - 1)) {
-      if (m->keys[h] != id) continue;
-      if ((m->places[h] | how) & 2) f->unshared++;
-      m->places[h] |= how;
-      return;
-    }
+  uint32_t *met = seen_place(&f->met, id);
+  if (met) {
+    if ((*met | how) & 2) f->unshared++;
+    *met |= how;
+  } else if (!seen_put(&f->met, id, how)) {
+    f->fail = true;
   }
-  if (!seen_put(m, id, how)) f->fail = true;
 }
 
 static void fw_items(force_walk *f, const rsc_node *items, size_t n) {

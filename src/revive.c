@@ -162,10 +162,11 @@ static const char *parse_bigint(rsc_decoder *d, const char *s, size_t len, size_
     *out_len = 1;
     return "0";
   }
-  char *out = (char *)rsc__alloc(d, nl * 9 + 2);
+  /* No sign here: a 0x, 0o or 0b prefix takes none (BigInt("-0x1") is a
+   * SyntaxError), so only decimal text, handled above, is negative. */
+  char *out = (char *)rsc__alloc(d, nl * 9 + 1);
   if (!out) return NULL;
   size_t o = 0;
-  if (neg) out[o++] = '-';
   /* The top limb without leading zeros, the others as nine digits. */
   char top[10];
   size_t t = 0;

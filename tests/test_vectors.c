@@ -76,8 +76,8 @@ static char *outcome(rsc_decoder *d) {
   }
   /* finish read everything the root reaches (before the dump reads) */
   cr_expect_eq(rsc__unread_reachable(d), 0, "the read-through at finish left a chunk unread");
-    /* with RSC_OPT_TRACK_SHARED: every value met twice is one it names */
-    cr_expect_eq(rsc__unshared_repeats(d), 0, "a value met twice that rsc_decoder_shares misses");
+  /* with RSC_OPT_TRACK_SHARED: every value met twice is one it names */
+  cr_expect_eq(rsc__unshared_repeats(d), 0, "a value met twice that rsc_decoder_shares misses");
   char *text = ts_dump(d);
   rsc_decoder_free(d);
   char *copy = text ? strdup(text) : strdup("dump failed");
