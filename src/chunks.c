@@ -543,6 +543,18 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
     d->row_offset = c->row_offset;
     d->row_id = c->row_id;
   }
+  if (!c->json_failed && !c->head && !rsc__needs_revive(&c->value)) {
+    /* Nothing to revive (no "$" string, no __proto__ key: most rows of
+     * element-heavy pages, built while parsing) and nobody waiting: the
+     * JSON is the value, as the walk below would leave it, and it holds
+     * nothing a read-through must read. */
+    c->has_json = 0;
+    c->reaches = 0;
+    rsc__settle(d, c, CS_FULFILLED);
+    d->row_offset = prev_offset;
+    d->row_id = prev_row;
+    return;
+  }
   rsc_scope *prev_handler = d->initializing_handler;
   rsc_chunk *prev_chunk = d->initializing_chunk;
   d->initializing_handler = NULL;

@@ -126,6 +126,9 @@ struct tape_converter {
     return ns;
   }
 
+  // "$" then a lowercase hex digit: perhaps "$<id>" (rsc__arrived_value).
+  static bool maybe_ref_id(char c) { return uint8_t(c - '0') < 10 || uint8_t(c - 'a') < 6; }
+
   static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
 
   // A string where simdjson wrote it (sp: its 32-bit length, then the text
@@ -184,7 +187,8 @@ struct tape_converter {
         const char *s = text_at(sp, &n);
         last = sp;
         *dst = rsc__str(RSC_STRING, s, n);
-        if (s[0] == '$') { // "" holds the NUL
+        if (s[0] == '$' && // "" holds the NUL
+            !(n - 2u < 12u && elements && maybe_ref_id(s[1]) && rsc__arrived_value(d, s, n, dst))) {
           dst->flags = NF_DOLLAR;
           walk |= NF_DOLLAR;
         }

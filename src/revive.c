@@ -827,6 +827,19 @@ static rsc_node halted_dep(rsc_decoder *d) {
   return rsc__mk(RSC_NULL);
 }
 
+/* Whether a value a reference placed may itself hold something to read:
+ * a wrapper, a stream, a collection made on the spot. */
+static bool value_may_reach(const rsc_node *v) {
+  switch (v->kind) {
+  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
+  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_BINARY: case RSC_ARRAY:
+  case RSC_OBJECT: case RSC_ELEMENT: case RSC_CLIENT_REF:
+    return false;
+  default:
+    return true;
+  }
+}
+
 /* Whether a value revived from a reference can lead a read-through to a
  * chunk it must read: not when it is plain data of this chunk's own tree
  * (a path back into it, "$0:props:users:3", which the read-through meets
@@ -837,14 +850,7 @@ static bool ref_may_reach(const rsc_decoder *d, const rsc_chunk *c, uint8_t map,
   if (map != MAP_MODEL || hopped) return true;
   if (c != d->initializing_chunk && (c->state != CS_FULFILLED || c->reaches || c->stream))
     return true;
-  switch (out->kind) {
-  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
-  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_BINARY: case RSC_ARRAY:
-  case RSC_OBJECT: case RSC_ELEMENT: case RSC_CLIENT_REF:
-    return false;
-  default:
-    return true;
-  }
+  return value_may_reach(out);
 }
 
 static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const slot_ctx *sc,
@@ -1111,6 +1117,23 @@ bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node 
   return new_element(d, tuple, len, out);
 }
 
+bool rsc__arrived_value(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out) {
+  if (n < 2 || n > 13) return false;
+  int64_t id = 0;
+  for (uint32_t k = 1; k < n; k++) {
+    char c = s[k];
+    if (c >= '0' && c <= '9') id = id * 16 + (c - '0');
+    else if (c >= 'a' && c <= 'f') id = id * 16 + (c - 'a' + 10);
+    else return false;
+  }
+  const rsc_chunk *c = rsc__find_chunk(d, id);
+  if (!c || c->state != CS_FULFILLED || c->stream || c->reaches || value_may_reach(&c->value))
+    return false;
+  *out = c->value;
+  if (d->opt.flags & RSC_OPT_TRACK_SHARED) rsc__note_shared(d, out); /* as rsc__apply_map */
+  return true;
+}
+
 static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
   rsc_node element;
   if (!new_element(d, tuple, len, &element)) return false;
@@ -1166,10 +1189,6 @@ static bool walk_grow(rsc_decoder *d) {
   return true;
 }
 
-static bool needs_walk(const rsc_node *it) {
-  if (it->kind == RSC_STRING) return (it->flags & NF_DOLLAR) != 0;
-  return (it->kind == RSC_ARRAY || it->kind == RSC_OBJECT) && (it->flags & NF_WALK);
-}
 
 /* React's reviveModel, depth first and in key order: "$" strings are
  * parsed as they are met, an array whose slot 0 is the element marker
@@ -1207,7 +1226,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     *root = out;
     return true;
   }
-  if (!needs_walk(root)) return true;
+  if (!rsc__needs_revive(root)) return true;
   const size_t base = d->walk_len;
   size_t len = base;
   bool ok = true;
@@ -1239,7 +1258,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
       rsc_node *items = v->u.items;
       for (; i < n && !push; i++) {
         rsc_node *it = &items[i];
-        if (!needs_walk(it)) continue;
+        if (!rsc__needs_revive(it)) continue;
         if (it->kind != RSC_STRING) {
           push = it;
           continue;
@@ -1259,7 +1278,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
           continue;
         }
         rsc_node *it = &m->val;
-        if (!needs_walk(it)) continue;
+        if (!rsc__needs_revive(it)) continue;
         if (it->kind != RSC_STRING) {
           push = it;
           continue;

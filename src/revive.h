@@ -14,6 +14,13 @@ extern "C" {
  * decoder failed: check d->err). */
 bool rsc__revive(rsc_decoder *d, rsc_node *root, rsc_node *thrown);
 
+/* Whether the walk has anything to do in n: a "$" string, or a container
+ * the JSON stage marked (a "$" string or a "__proto__" key below it). */
+static inline bool rsc__needs_revive(const rsc_node *n) {
+  if (n->kind == RSC_STRING) return (n->flags & NF_DOLLAR) != 0;
+  return (n->kind == RSC_ARRAY || n->kind == RSC_OBJECT) && (n->flags & NF_WALK);
+}
+
 /* The element the walk makes of a tuple ["$", type, key, props, ...] that
  * holds nothing else to revive: no "$" string but its marker, no
  * "__proto__" key. Nothing can block or throw in such a tuple, so the
@@ -21,6 +28,16 @@ bool rsc__revive(rsc_decoder *d, rsc_node *root, rsc_node *thrown);
  * stage builds it as the tuple's array closes (production model rows; see
  * json_shim.cpp), and the walk never enters it. false: out of memory. */
 bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out);
+
+/* "$<id>" (lowercase hex, no path) naming a chunk already fulfilled whose
+ * value reaches nothing unread: a text or binary row that has arrived, or a
+ * model row read already. A fulfilled chunk never changes, so the walk
+ * would place this very value here (getOutlinedModel on an initialized
+ * chunk, in production, maps it as it is). The JSON stage places it while
+ * parsing production model rows, so a row whose only references are such
+ * values needs no walk, and its elements are built plain.
+ * true: *out is the value; false: s takes the walk as usual. */
+bool rsc__arrived_value(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out);
 
 /* Follows a path and applies a map function (React's fulfillReference tail
  * and getOutlinedModel's map step). Returns false on a throw. */

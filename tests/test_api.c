@@ -123,8 +123,10 @@ Test(api, references_share_identity) {
 /* RSC_OPT_TRACK_SHARED names what a reference placed, forward references
  * and the values a Map copies out of its row included, and nothing else. */
 Test(api, shares_names_what_references_placed) {
-  const char *payload = "0:{\"a\":\"$1\",\"p\":\"$2:q\",\"m\":\"$Q3\",\"own\":[1],"
-                        "\"self\":\"$0\"}\n"
+  /* 4 arrives before the root: the JSON stage places it (rsc__arrived_value) */
+  const char *payload = "4:o2,ab"
+                        "0:{\"a\":\"$1\",\"p\":\"$2:q\",\"m\":\"$Q3\",\"own\":[1],"
+                        "\"self\":\"$0\",\"bin\":\"$4\"}\n"
                         "1:{\"x\":[2]}\n2:{\"q\":{\"r\":1},\"s\":[3]}\n"
                         "3:[[\"k\",{\"v\":1}]]\n";
   rsc_decoder *d = decode_str(payload, RSC_OPT_TRACK_SHARED);
@@ -137,6 +139,8 @@ Test(api, shares_names_what_references_placed) {
   const rsc_node *v = rsc_node_at(get(root, "m"), 1); /* the Map's value {"v":1} */
   cr_expect_eq(rsc_node_kind(v), RSC_OBJECT);
   cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(v)), 1);
+  cr_expect_eq(rsc_node_kind(get(root, "bin")), RSC_BINARY);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "bin"))), 1);
   cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "own"))), 0);
   cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(get(root, "a"), "x"))), 0);
   const rsc_node *two = rsc_chunk_value(rsc_decoder_chunk(d, 2));

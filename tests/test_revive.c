@@ -10,6 +10,7 @@
 #include "chunks.h"
 #include "json.h"
 #include "revive.h"
+#include "dump.h"
 #include "support.h"
 
 static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
@@ -162,6 +163,80 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
   cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, false, &n, &msg),
                JSON_OK);
   cr_expect_eq(rsc_object_get(&n.u.items[3], "a", 1)->kind, RSC_ARRAY, "not a model row");
+  rsc_decoder_free(d);
+}
+
+/* "$<id>" naming a chunk that is fulfilled when the row arrives, and holds
+ * nothing to read, is placed by the JSON stage (rsc__arrived_value): the
+ * trees must be the walk's, in production and development alike. */
+Test(revive, arrived_values_are_placed_while_parsing) {
+  static const struct {
+    const char *in, *want;
+  } cases[] = {
+      /* a text row, twice */
+      {"1:T3,abc0:[\"$\",\"p\",null,{\"children\":\"$1\",\"title\":\"$1\"}]\n",
+       "{\"ok\":{\"$\":\"element\",\"type\":\"p\",\"key\":null,\"props\":{\"children\":\"abc\","
+       "\"title\":\"abc\"}}}"},
+      /* a typed array keeps its identity */
+      {"1:o2,ab0:{\"a\":\"$1\",\"b\":\"$1\"}\n",
+       "{\"ok\":{\"a\":{\"$\":\"Uint8Array\",\"base64\":\"YWI=\"},"
+       "\"b\":{\"$\":\"ref\",\"to\":\"/ok/a\"}}}"},
+      /* a model row read already, holding a lazy: the walk's */
+      {"0:[\"$1\",\"$L3\"]\n1:{\"x\":\"$L2\"}\n3:\"$1\"\n2:\"y\"\n",
+       "{\"ok\":[{\"x\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":\"y\"}},{\"$\":\"lazy\","
+       "\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/0\"}}]}"},
+      /* a model row read already, plain: the same object */
+      {"0:[\"$1\",\"$L2\"]\n1:{\"x\":1}\n2:[\"$1\",\"$1\"]\n",
+       "{\"ok\":[{\"x\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":[{\"$\":\"ref\",\"to\":"
+       "\"/ok/0\"},{\"$\":\"ref\",\"to\":\"/ok/0\"}]}]}"},
+      /* ids parseInt reads that the fast path leaves to the walk */
+      {"1a:T1,x0:[\"$1A\",\"$01a\",\"$1a\"]\n",
+       "{\"ok\":[\"x\",\"x\",\"x\"]}"},
+      /* not arrived yet: a forward reference waits (the element blocks) */
+      {"0:[\"$\",\"p\",null,{\"children\":\"$1\"}]\n1:T1,z",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"p\","
+       "\"key\":null,\"props\":{\"children\":\"z\"}}}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
+    expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
+  }
+  /* A value read already that holds a lazy is the walk's: the walk notes
+   * that the row reaches it, and the read-through at finish reads it. Here
+   * chunk 1 is read by the consumer, and the root reaches it through 3. */
+  static const char *feeds[] = {"0:\"$L3\"\n1:{\"x\":\"$L2\"}\n", "3:\"$1\"\n2:\"y\"\n"};
+  rsc_decoder *r = rsc_decoder_new(NULL);
+  cr_assert_eq(rsc_decoder_feed(r, feeds[0], strlen(feeds[0])), RSC_OK);
+  cr_assert_eq(rsc_chunk_status(rsc_decoder_chunk(r, 1)), RSC_CHUNK_FULFILLED);
+  cr_assert_eq(rsc_decoder_feed(r, feeds[1], strlen(feeds[1])), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(r), RSC_OK);
+  cr_expect_eq(rsc__unread_reachable(r), 0, "the lazy inside chunk 1 was left unread");
+  rsc_decoder_free(r);
+
+  /* The JSON stage itself, on a production model row: the text placed, no
+   * walk left, so the tuple is an element already; other rows keep it. */
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  static const char rows[] = "1:T3,abc";
+  cr_assert_eq(rsc_decoder_feed(d, rows, sizeof rows - 1), RSC_OK);
+  const char *row = "[\"$\",\"p\",null,{\"children\":\"$1\",\"later\":\"$2\"}]";
+  const char *one = "[\"$\",\"p\",null,{\"children\":\"$1\"}]";
+  rsc_node n;
+  const char *msg;
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, true, &n, &msg),
+               JSON_OK);
+  cr_assert_eq(n.kind, RSC_ELEMENT, "the text placed: nothing left to revive");
+  const rsc_node *child = rsc_object_get(&n.u.el->props, "children", 8);
+  cr_expect_eq(child->kind, RSC_STRING);
+  cr_expect(child->len == 3 && memcmp(child->u.str, "abc", 3) == 0);
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true, &n, &msg),
+               JSON_OK);
+  cr_expect_eq(n.kind, RSC_ARRAY, "$2 has not arrived: the walk's");
+  cr_expect_eq(rsc_object_get(&n.u.items[3], "children", 8)->kind, RSC_STRING);
+  cr_expect_eq(rsc_object_get(&n.u.items[3], "later", 5)->flags & NF_DOLLAR, NF_DOLLAR);
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, false, &n, &msg),
+               JSON_OK);
+  cr_expect_eq(rsc_object_get(&n.u.items[3], "children", 8)->flags & NF_DOLLAR, NF_DOLLAR,
+               "not a model row: left as it is");
   rsc_decoder_free(d);
 }
 
