@@ -54,8 +54,9 @@ static struct {
   PyObject *big_int, *date_string, *map, *map_pairs, *set_items, *form_data, *server_error;
   PyObject *decode_error;
   PyObject *typed[13];    /* rsc_binary_kind -> class; ArrayBuffer, DataView: NULL */
-  PyObject *typecode[13]; /* and its array typecode ("f", ...)               */
+  PyObject *typecode[13]; /* and (its array typecode,): ("f",), ...          */
   newfunc array_new;      /* array.array's own tp_new                        */
+  PyObject *s_frombytes;
   PyObject *utc;
   PyObject *s_status[5];  /* rsc_chunk_state -> "pending", ...               */
   PyObject *s_stream_kind[4];
@@ -152,16 +153,20 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
     PyTypeObject *cls = (PyTypeObject *)T.typed[k];
     PyObject *empty = PyObject_CallNoArgs(T.typed[k]);
     if (!empty) return NULL;
-    T.typecode[k] = PyObject_GetAttrString(empty, "typecode");
+    PyObject *code = PyObject_GetAttrString(empty, "typecode");
     Py_DECREF(empty);
-    if (!T.typecode[k] || !PyUnicode_Check(T.typecode[k]) || !cls->tp_base ||
-        !cls->tp_base->tp_new) {
+    if (!code || !PyUnicode_Check(code) || !cls->tp_base || !cls->tp_base->tp_new) {
+      Py_XDECREF(code);
       if (!PyErr_Occurred())
         PyErr_SetString(PyExc_TypeError, "_set_types: a typed array class is not an array.array");
       return NULL;
     }
+    T.typecode[k] = PyTuple_Pack(1, code);
+    Py_DECREF(code);
+    if (!T.typecode[k]) return NULL;
     T.array_new = cls->tp_base->tp_new;
   }
+  if (!(T.s_frombytes = PyUnicode_InternFromString("frombytes"))) return NULL;
   PyDateTime_IMPORT;
   if (!PyDateTimeAPI) return NULL;
   T.utc = PyDateTime_TimeZone_UTC;
@@ -602,17 +607,27 @@ static PyObject *binary(const rsc_view *v) {
     PyErr_SetString(PyExc_ValueError, "unknown binary kind");
     return NULL;
   }
+#if PY_BIG_ENDIAN
   b = PyBytes_FromStringAndSize((const char *)v->bytes, (Py_ssize_t)v->bytes_len);
   if (!b) return NULL;
-#if PY_BIG_ENDIAN
   PyObject *r = PyObject_CallOneArg(T.typed[v->sub], b); /* __new__ byteswaps */
-#else
-  PyObject *args = PyTuple_Pack(2, T.typecode[v->sub], b);
-  PyObject *r = args ? T.array_new((PyTypeObject *)T.typed[v->sub], args, NULL) : NULL;
-  Py_XDECREF(args);
-#endif
   Py_DECREF(b);
   return r;
+#else
+  /* An empty array, then the bytes read in place through a memoryview:
+   * array.array(code, bytes) would take a bytes copy first. */
+  PyObject *r = T.array_new((PyTypeObject *)T.typed[v->sub], T.typecode[v->sub], NULL);
+  if (!r || !v->bytes_len) return r;
+  b = PyMemoryView_FromMemory((char *)v->bytes, (Py_ssize_t)v->bytes_len, PyBUF_READ);
+  PyObject *done = b ? PyObject_CallMethodOneArg(r, T.s_frombytes, b) : NULL;
+  Py_XDECREF(b);
+  if (!done) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  Py_DECREF(done);
+  return r;
+#endif
 }
 
 /* The class of a chunk's wrapper: Lazy, Promise or Chunk (MK_*). */
