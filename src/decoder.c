@@ -124,12 +124,15 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   rsc__arena_reset(&keep.strings);
   rsc__frame_reset(keep.frame);
   if (keep.table.slots) memset(keep.table.slots, 0, keep.table.cap * sizeof *keep.table.slots);
+  if (keep.table.dense) memset(keep.table.dense, 0, keep.table.dense_cap * sizeof *keep.table.dense);
   memset(d, 0, sizeof *d);
   d->opt = keep.opt;
   d->arena = keep.arena;
   d->strings = keep.strings;
   d->frame = keep.frame;
   d->json = keep.json;
+  d->table.dense = keep.table.dense;
+  d->table.dense_cap = keep.table.dense_cap;
   d->table.slots = keep.table.slots;
   d->table.cap = keep.table.cap;
   d->table.order = keep.table.order;
@@ -151,6 +154,7 @@ void rsc_decoder_free(rsc_decoder *d) {
   rsc_alloc al = d->opt.alloc;
   rsc__json_free((rsc_json *)d->json);
   rsc__frame_free(d->frame);
+  rsc__heap_free(&al, d->table.dense);
   rsc__heap_free(&al, d->table.slots);
   rsc__heap_free(&al, d->table.order);
   rsc__heap_free(&al, d->jobs);

@@ -208,8 +208,11 @@ typedef struct rsc_stream {
 typedef struct rsc_frame rsc_frame; /* frame.h */
 
 typedef struct chunk_table {
-  rsc_chunk **slots;   /* open addressing on id                            */
-  size_t cap, count;
+  rsc_chunk **dense;   /* by id, for ids below dense_cap (chunks.c)        */
+  size_t dense_cap;
+  rsc_chunk **slots;   /* open addressing on id, for the other ids         */
+  size_t cap, hashed;  /* slots, and the chunks in them                    */
+  size_t count;        /* chunks in the table                              */
   rsc_chunk *first, *last; /* creation order                              */
   rsc_chunk **order;   /* creation order as an array (for _at)             */
   size_t order_cap;

@@ -298,6 +298,39 @@ Test(api, chunk_table) {
   rsc_decoder_free(d);
 }
 
+/* Ids near the count index an array, others a hash table; an id hashed
+ * while far moves to the array when the array grows past it. */
+Test(api, chunk_ids_near_and_far) {
+  char buf[8192];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "c8:\"x\"\n7fffffff:\"far\"\n");
+  for (int i = 1; i <= 300; i++) n += (size_t)snprintf(buf + n, sizeof buf - n, "%x:%d\n", i == 200 ? 301 : i, i);
+  n += (size_t)snprintf(buf + n, sizeof buf - n, "0:[\"$c8\",\"$7fffffff\",\"$96\",\"$12d\",\"$L1000\"]\n");
+  cr_assert_lt(n, sizeof buf);
+  rsc_decoder *d = decode_str(buf, 0);
+  cr_assert_eq(rsc_chunk_status(rsc_decoder_root(d)), RSC_CHUNK_FULFILLED);
+  const rsc_node *root = root_value(d);
+  cr_expect_str_eq(str(rsc_node_at(root, 0)), "x");
+  cr_expect_str_eq(str(rsc_node_at(root, 1)), "far");
+  cr_expect_eq(rsc_node_number(rsc_node_at(root, 2)), 150);
+  cr_expect_eq(rsc_node_number(rsc_node_at(root, 3)), 200);
+  cr_expect_eq(rsc_decoder_chunk_count(d), 304);
+  for (int64_t id = 1; id <= 301; id++) {
+    const rsc_chunk *c = rsc_decoder_chunk(d, id);
+    cr_assert_not_null(c, "chunk %lld", (long long)id);
+    cr_expect_eq(rsc_chunk_id(c), id);
+  }
+  cr_expect_not_null(rsc_decoder_chunk(d, 0x1000));
+  cr_expect_null(rsc_decoder_chunk(d, 302));
+  cr_expect_null(rsc_decoder_chunk(d, 0x7ffffffe));
+  cr_expect_null(rsc_decoder_chunk(d, -1));
+  /* A reset empties both. */
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_expect_null(rsc_decoder_chunk(d, 0xc8));
+  cr_expect_null(rsc_decoder_chunk(d, 0x7fffffff));
+  cr_expect_null(rsc_decoder_chunk(d, 5));
+  rsc_decoder_free(d);
+}
+
 Test(api, partial_streams_halt) {
   rsc_decoder *d = decode_str("0:{\"a\":\"$@1\"}\n", RSC_OPT_ALLOW_PARTIAL);
   cr_expect_eq(rsc_chunk_status(rsc_decoder_chunk(d, 1)), RSC_CHUNK_HALTED);
