@@ -17,12 +17,12 @@
 
 /* ---- the table ----------------------------------------------------------- */
 
-
 /* React's server numbers rows from 0 up, so most ids index an array
- * (dense); ids far beyond the count of chunks (a lenient id, a forged one)
- * go to a hash table, so the array stays within 4 slots per chunk plus
- * 128 (it grows for an id below twice the count plus 64). A lookup is a load and a compare, where hashing took 25-30
- * instructions, and lookups come once or twice per row. */
+ * (dense): a lookup is a load and a compare (hashing took 25-30
+ * instructions, once or twice per row). Ids far beyond the count of chunks
+ * (a lenient id, a forged one) go to a hash table, so the array stays
+ * within 4 slots per chunk plus 128: it grows for an id below twice the
+ * count plus 64. */
 rsc_chunk *rsc__find_chunk(const rsc_decoder *d, int64_t id) {
   const chunk_table *t = &d->table;
   if ((uint64_t)id < t->dense_cap) return t->dense[id];
