@@ -21,6 +21,11 @@ static void expect_dump(const char *in, size_t len, uint32_t flags, const char *
   rsc_free(got);
   rsc_decoder_free(d);
 }
+/* The same tree from the production and the development client. */
+static void expect_dump_both(const char *in, const char *want) {
+  expect_dump(in, strlen(in), 0, want);
+  expect_dump(in, strlen(in), RSC_OPT_DEV, want);
+}
 #define DUMP(in, want) expect_dump(in, sizeof(in) - 1, 0, want)
 #define DUMP_DEV(in, want) expect_dump(in, sizeof(in) - 1, RSC_OPT_DEV, want)
 
@@ -142,10 +147,7 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
        "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":{\"$\":"
        "\"undefined\"},\"chunks\":{\"$\":\"undefined\"},\"name\":{\"$\":\"undefined\"}}}}"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
-    expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_dump_both(cases[i].in, cases[i].want);
   /* The JSON stage itself: an element for a model row, an array otherwise
    * (other rows are not revived, or take the walk), and an array when
    * anything else in the tuple needs the walk. */
@@ -197,10 +199,7 @@ Test(revive, arrived_values_are_placed_while_parsing) {
        "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"p\","
        "\"key\":null,\"props\":{\"children\":\"z\"}}}}"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
-    expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
-  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_dump_both(cases[i].in, cases[i].want);
   /* A value read already that holds a lazy is the walk's: the walk notes
    * that the row reaches it, and the read-through at finish reads it. Here
    * chunk 1 is read by the consumer, and the root reaches it through 3. */
