@@ -56,7 +56,8 @@ static struct {
   PyObject *typed[13];    /* rsc_binary_kind -> class; ArrayBuffer, DataView: NULL */
   PyObject *typecode[13]; /* and (its array typecode,): ("f",), ...          */
   newfunc array_new;      /* array.array's own tp_new                        */
-  PyObject *s_frombytes;
+  PyObject *frombytes;    /* array.array.frombytes (a method descriptor)     */
+  PyObject *borrowed;     /* one BorrowedBytes, lent out for each copy       */
   PyObject *utc;
   PyObject *s_status[5];  /* rsc_chunk_state -> "pending", ...               */
   PyObject *s_stream_kind[4];
@@ -65,6 +66,35 @@ static struct {
 } T;
 
 static PyTypeObject DecStateType; /* the streaming decoder's state, below */
+
+/* The decoder's bytes, lent to array.array.frombytes through the buffer
+ * protocol for the length of one call: a memoryview would cost two
+ * objects per typed array, a bytes object a copy. */
+typedef struct {
+  PyObject_HEAD
+  const void *bytes;
+  Py_ssize_t len;
+} BorrowedBytes;
+
+static int bb_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+  BorrowedBytes *b = (BorrowedBytes *)self;
+  if (!b->bytes && b->len) {
+    PyErr_SetString(PyExc_BufferError, "no bytes lent");
+    return -1;
+  }
+  return PyBuffer_FillInfo(view, self, (void *)b->bytes, b->len, 1, flags);
+}
+
+static PyBufferProcs bb_as_buffer = {.bf_getbuffer = bb_getbuffer};
+
+static PyTypeObject BorrowedBytesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rscflight._rscflight.BorrowedBytes",
+    .tp_basicsize = sizeof(BorrowedBytes),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_as_buffer = &bb_as_buffer,
+    .tp_doc = "the decoder's bytes for one copy (internal)",
+};
 
 static int slot_offsets(slotted *s, PyObject *ns, const char *cls, const char *const *names) {
   PyObject *c = PyDict_GetItemString(ns, cls);
@@ -166,7 +196,11 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
     if (!T.typecode[k]) return NULL;
     T.array_new = cls->tp_base->tp_new;
   }
-  if (!(T.s_frombytes = PyUnicode_InternFromString("frombytes"))) return NULL;
+  /* The typed arrays' base: array.array, whose frombytes copies a buffer. */
+  PyTypeObject *base = ((PyTypeObject *)T.typed[RSC_UINT8])->tp_base;
+  if (!(T.frombytes = PyObject_GetAttrString((PyObject *)base, "frombytes"))) return NULL;
+  if (PyType_Ready(&BorrowedBytesType) < 0) return NULL;
+  if (!(T.borrowed = PyType_GenericNew(&BorrowedBytesType, NULL, NULL))) return NULL;
   PyDateTime_IMPORT;
   if (!PyDateTimeAPI) return NULL;
   T.utc = PyDateTime_TimeZone_UTC;
@@ -614,13 +648,25 @@ static PyObject *binary(const rsc_view *v) {
   Py_DECREF(b);
   return r;
 #else
-  /* An empty array, then the bytes read in place through a memoryview:
-   * array.array(code, bytes) would take a bytes copy first. */
+  /* An empty array, then the decoder's bytes copied in once, lent through
+   * BorrowedBytes (array.array(code, bytes) would take a bytes copy first).
+   * The lender is reused while nothing else holds it. */
   PyObject *r = T.array_new((PyTypeObject *)T.typed[v->sub], T.typecode[v->sub], NULL);
   if (!r || !v->bytes_len) return r;
-  b = PyMemoryView_FromMemory((char *)v->bytes, (Py_ssize_t)v->bytes_len, PyBUF_READ);
-  PyObject *done = b ? PyObject_CallMethodOneArg(r, T.s_frombytes, b) : NULL;
-  Py_XDECREF(b);
+  BorrowedBytes *lend = (BorrowedBytes *)T.borrowed;
+  if (Py_REFCNT(T.borrowed) == 1) {
+    Py_INCREF(T.borrowed);
+  } else if (!(lend = PyObject_New(BorrowedBytes, &BorrowedBytesType))) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  lend->bytes = v->bytes;
+  lend->len = (Py_ssize_t)v->bytes_len;
+  PyObject *args[2] = {r, (PyObject *)lend};
+  PyObject *done = PyObject_Vectorcall(T.frombytes, args, 2, NULL);
+  lend->bytes = NULL;
+  lend->len = 0;
+  Py_DECREF(lend);
   if (!done) {
     Py_DECREF(r);
     return NULL;
