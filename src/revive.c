@@ -47,17 +47,26 @@ static rsc_node type_error(rsc_decoder *d, const char *msg) {
   return e;
 }
 
+/* The lowercase hex digits s starts with (len at most 12, so *v fits):
+ * how many, and their value in *v. */
+static size_t lower_hex_prefix(const char *s, size_t len, int64_t *v) {
+  int64_t x = 0;
+  size_t k = 0;
+  for (; k < len; k++) {
+    char c = s[k];
+    if (c >= '0' && c <= '9') x = x * 16 + (c - '0');
+    else if (c >= 'a' && c <= 'f') x = x * 16 + (c - 'a' + 10);
+    else break;
+  }
+  *v = x;
+  return k;
+}
+
 int64_t rsc__parse_ref_id(const char *s, size_t len) {
   /* The common case: lowercase hex digits up to the end or a ':'. */
   if (len > 0 && len <= 12) {
-    int64_t v = 0;
-    size_t k = 0;
-    for (; k < len; k++) {
-      char c = s[k];
-      if (c >= '0' && c <= '9') v = v * 16 + (c - '0');
-      else if (c >= 'a' && c <= 'f') v = v * 16 + (c - 'a' + 10);
-      else break;
-    }
+    int64_t v;
+    size_t k = lower_hex_prefix(s, len, &v);
     if (k > 0 && (k == len || s[k] == ':') && !(k >= 2 && s[0] == '0' && s[1] == 'x')) return v;
   }
   size_t i = 0;
@@ -1118,19 +1127,13 @@ bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node 
 }
 
 bool rsc__arrived_value(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out) {
-  if (n < 2 || n > 13) return false;
-  int64_t id = 0;
-  for (uint32_t k = 1; k < n; k++) {
-    char c = s[k];
-    if (c >= '0' && c <= '9') id = id * 16 + (c - '0');
-    else if (c >= 'a' && c <= 'f') id = id * 16 + (c - 'a' + 10);
-    else return false;
-  }
+  int64_t id;
+  if (n < 2 || n > 13 || lower_hex_prefix(s + 1, n - 1, &id) != n - 1) return false;
   const rsc_chunk *c = rsc__find_chunk(d, id);
   if (!c || c->state != CS_FULFILLED || c->stream || c->reaches || value_may_reach(&c->value))
     return false;
   *out = c->value;
-  if (d->opt.flags & RSC_OPT_TRACK_SHARED) rsc__note_shared(d, out); /* as rsc__apply_map */
+  rsc__note_shared(d, out); /* as rsc__apply_map notes what it places */
   return true;
 }
 
@@ -1188,7 +1191,6 @@ static bool walk_grow(rsc_decoder *d) {
   d->walk_cap = cap;
   return true;
 }
-
 
 /* React's reviveModel, depth first and in key order: "$" strings are
  * parsed as they are met, an array whose slot 0 is the element marker
