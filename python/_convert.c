@@ -26,6 +26,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "rscflight.h"
 
@@ -222,10 +225,227 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
 
 /* ---- strings ---------------------------------------------------------------- */
 
-/* WTF-8 (a lone surrogate as its 3-byte form) decodes with surrogatepass. */
-static inline PyObject *text(const char *s, size_t n) {
+/* Every string the decoder hands over is valid WTF-8 (UTF-8, plus a lone
+ * surrogate as its 3-byte form, which CPython reads with surrogatepass):
+ * simdjson validated it, or the decoder repaired it as TextDecoder does.
+ * CPython's decoder checks it again, goes char by char after the first
+ * non-ASCII byte and widens its result, copying what it has, whenever it
+ * meets a wider character. Here one vectorised pass finds the widest byte
+ * and the number of characters, so the str is made once at its final
+ * width, and a second pass fills it, runs of ASCII, 2-byte and 4-byte
+ * characters 16 bytes at a time (SSE2, which every x86-64 has; elsewhere
+ * CPython's decoder does it all). Short strings, and bytes that are not
+ * what the first pass promised, go to CPython's decoder. */
+#ifdef __SSE2__
+#define TEXT_DIRECT_MIN 16
+
+/* Strings utf8_fill refused (none, unless a string was not valid after
+ * all): tests read it through _text_refused(). Touched with the GIL held. */
+static size_t text_refused;
+
+static PyObject *py_text_refused(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyLong_FromSize_t(text_refused);
+}
+
+/* For n >= 16 bytes: the width their widest character needs (1: ASCII,
+ * 2: up to U+00FF, 3: up to U+FFFF, 4: beyond; the lead bytes tell, as
+ * valid UTF-8 has no overlong forms) and the number of continuation bytes
+ * (10xxxxxx), so of characters. The last 16 bytes are read once more, their
+ * first ones masked out of the count. */
+static const uint8_t lane_index[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+static inline int lanes_at_least(__m128i v, int byte) {
+  return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)byte)), v)) != 0;
+}
+
+static int utf8_scan(const uint8_t *p, size_t n, size_t *cont) {
+  const __m128i zero = _mm_setzero_si128(), below = _mm_set1_epi8(-64); /* 0x80..0xBF: -128..-65 */
+  __m128i vmax = zero;
+  size_t i = 0, c = 0;
+  while (i < n) {
+    /* a byte lane counts to 255: 254 blocks and the last 16 bytes */
+    __m128i vcont = zero;
+    size_t blocks = (n - i) / 16, end = i + 16 * (blocks < 254 ? blocks : 254);
+    for (; i < end; i += 16) {
+      __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+      vmax = _mm_max_epu8(vmax, v);
+      vcont = _mm_sub_epi8(vcont, _mm_cmplt_epi8(v, below)); /* a true lane is -1 */
+    }
+    if (i < n && n - i < 16) { /* the last 16 bytes, those counted already masked out */
+      __m128i v = _mm_loadu_si128((const __m128i *)(p + n - 16));
+      __m128i fresh = _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *)lane_index),
+                                     _mm_set1_epi8((char)(15 - (n - i))));
+      vmax = _mm_max_epu8(vmax, v);
+      vcont = _mm_sub_epi8(vcont, _mm_and_si128(_mm_cmplt_epi8(v, below), fresh));
+      i = n;
+    }
+    __m128i sum = _mm_sad_epu8(vcont, zero);
+    c += (size_t)_mm_cvtsi128_si32(sum) + (size_t)_mm_extract_epi16(sum, 4);
+  }
+  *cont = c;
+  if (!_mm_movemask_epi8(vmax)) return 1;
+  return lanes_at_least(vmax, 0xF0) ? 4 : lanes_at_least(vmax, 0xC4) ? 3 : 2;
+}
+
+static inline __attribute__((always_inline)) void put_char(void *out, size_t k, uint32_t ch, int kind) {
+  if (kind == 1) ((uint8_t *)out)[k] = (uint8_t)ch;
+  else if (kind == 2) ((uint16_t *)out)[k] = (uint16_t)ch;
+  else ((uint32_t *)out)[k] = ch;
+}
+
+/* 16 ASCII bytes as 16 characters of `kind` bytes. */
+static inline __attribute__((always_inline)) void put_ascii16(void *out, size_t k, __m128i v, int kind) {
+  const __m128i zero = _mm_setzero_si128();
+  if (kind == 1) {
+    _mm_storeu_si128((__m128i *)((uint8_t *)out + k), v);
+    return;
+  }
+  __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+  if (kind == 2) {
+    _mm_storeu_si128((__m128i *)((uint16_t *)out + k), lo);
+    _mm_storeu_si128((__m128i *)((uint16_t *)out + k + 8), hi);
+  } else {
+    uint32_t *o = (uint32_t *)out + k;
+    _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi16(lo, zero));
+    _mm_storeu_si128((__m128i *)(o + 4), _mm_unpackhi_epi16(lo, zero));
+    _mm_storeu_si128((__m128i *)(o + 8), _mm_unpacklo_epi16(hi, zero));
+    _mm_storeu_si128((__m128i *)(o + 12), _mm_unpackhi_epi16(hi, zero));
+  }
+}
+
+/* Writes the characters of p[0..n) into out, a str's data of `chars`
+ * characters of `kind` bytes each (a constant where it is inlined); 0 when
+ * they are not exactly `chars` characters. No write can pass `chars`: each
+ * character starts at a byte that is not a continuation byte (ASCII, or a
+ * lead byte checked here), and utf8_scan counted `chars` such bytes.
+ * Continuation bytes are not checked (the text is valid); lengths are, so
+ * no read passes n. Runs go one by one for 8 characters, then 16 bytes at a
+ * time while they last: words stay cheap, long runs get fast. */
+static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, size_t n, void *out,
+                                                          size_t chars, int kind) {
+  size_t i = 0, k = 0;
+  while (i < n) {
+    uint32_t b = p[i];
+    if (b < 0x80) { /* ASCII */
+      size_t stop = n - i > 8 ? i + 8 : n;
+      do put_char(out, k++, b, kind);
+      while (++i < stop && (b = p[i]) < 0x80);
+      if (i != stop || i == n || p[i] >= 0x80) continue;
+      while (n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        if (_mm_movemask_epi8(v)) break;
+        put_ascii16(out, k, v, kind);
+        i += 16, k += 16;
+      }
+      continue;
+    }
+    if (n - i < 4) break; /* the last bytes: below */
+    int m = 0;
+    do {
+      uint32_t ch;
+      if (b < 0xE0) {
+        if (b < 0xC2) return 0;
+        ch = (b & 0x1F) << 6 | (p[i + 1] & 0x3Fu), i += 2;
+      } else if (b < 0xF0) {
+        ch = (b & 0x0F) << 12 | (p[i + 1] & 0x3Fu) << 6 | (p[i + 2] & 0x3Fu), i += 3;
+      } else {
+        if (b > 0xF4) return 0;
+        ch = (b & 0x07) << 18 | (p[i + 1] & 0x3Fu) << 12 | (p[i + 2] & 0x3Fu) << 6 | (p[i + 3] & 0x3Fu);
+        i += 4;
+      }
+      put_char(out, k++, ch, kind);
+    } while (++m < 8 && n - i >= 4 && (b = p[i]) >= 0x80);
+    if (m < 8 || n - i < 16 || (b = p[i]) < 0x80) continue;
+    if (b < 0xE0 && (kind > 1 || b < 0xC4)) {
+      /* 2-byte characters (Latin, Greek, Cyrillic, Hebrew, Arabic), 8 at a
+       * time: as a 16-bit lane, a pair is lead | continuation << 8. */
+      const __m128i form = _mm_set1_epi16((short)0xC0E0), pair = _mm_set1_epi16((short)0x80C0);
+      do {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(v, form), pair)) != 0xFFFF) break;
+        __m128i ch = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x1F)), 6),
+                                  _mm_and_si128(_mm_srli_epi16(v, 8), _mm_set1_epi16(0x3F)));
+        if (kind == 1) {
+          _mm_storel_epi64((__m128i *)((uint8_t *)out + k), _mm_packus_epi16(ch, ch));
+        } else if (kind == 2) {
+          _mm_storeu_si128((__m128i *)((uint16_t *)out + k), ch);
+        } else {
+          const __m128i zero = _mm_setzero_si128();
+          _mm_storeu_si128((__m128i *)((uint32_t *)out + k), _mm_unpacklo_epi16(ch, zero));
+          _mm_storeu_si128((__m128i *)((uint32_t *)out + k + 4), _mm_unpackhi_epi16(ch, zero));
+        }
+        i += 16, k += 8;
+      } while (n - i >= 16);
+    } else if (kind == 4 && b >= 0xF0) {
+      /* 4-byte characters (emoji), 4 at a time, as 32-bit lanes. */
+      const __m128i form = _mm_set1_epi32((int)0xC0C0C0F8), quad = _mm_set1_epi32((int)0x808080F0),
+                    low6 = _mm_set1_epi32(0x3F), top = _mm_set1_epi32(0x10FFFF);
+      do {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(v, form), quad)) != 0xFFFF) break;
+        __m128i ch = _mm_or_si128(
+            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
+                         _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 8), low6), 12)),
+            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 16), low6), 6),
+                         _mm_and_si128(_mm_srli_epi32(v, 24), low6)));
+        if (_mm_movemask_epi8(_mm_cmpgt_epi32(ch, top))) break; /* F5-F7 leads */
+        _mm_storeu_si128((__m128i *)((uint32_t *)out + k), ch);
+        i += 16, k += 4;
+      } while (n - i >= 16);
+    }
+  }
+  /* The last bytes, each length checked. */
+  while (i < n) {
+    uint32_t b = p[i], ch;
+    size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+    if ((b >= 0x80 && b < 0xC2) || b > 0xF4 || n - i < len) return 0;
+    if (len == 1) ch = b;
+    else if (len == 2) ch = (b & 0x1F) << 6 | (p[i + 1] & 0x3Fu);
+    else if (len == 3) ch = (b & 0x0F) << 12 | (p[i + 1] & 0x3Fu) << 6 | (p[i + 2] & 0x3Fu);
+    else ch = (b & 0x07) << 18 | (p[i + 1] & 0x3Fu) << 12 | (p[i + 2] & 0x3Fu) << 6 | (p[i + 3] & 0x3Fu);
+    put_char(out, k++, ch, kind);
+    i += len;
+  }
+  return k == chars;
+}
+
+static PyObject *text(const char *s, size_t n) {
+  if (n < TEXT_DIRECT_MIN || n > (size_t)PY_SSIZE_T_MAX)
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogatepass");
+  const uint8_t *p = (const uint8_t *)s;
+  size_t cont;
+  int width = utf8_scan(p, n, &cont);
+  if (width == 1) {
+    PyObject *o = PyUnicode_New((Py_ssize_t)n, 127);
+    if (o) memcpy(PyUnicode_1BYTE_DATA(o), p, n);
+    return o;
+  }
+  size_t chars = n - cont;
+  static const Py_UCS4 widest[5] = {0, 0x7F, 0xFF, 0xFFFF, 0x10FFFF};
+  PyObject *o = PyUnicode_New((Py_ssize_t)chars, widest[width]);
+  if (!o) return NULL;
+  int ok;
+  switch (PyUnicode_KIND(o)) {
+  case PyUnicode_1BYTE_KIND: ok = utf8_fill(p, n, PyUnicode_DATA(o), chars, 1); break;
+  case PyUnicode_2BYTE_KIND: ok = utf8_fill(p, n, PyUnicode_DATA(o), chars, 2); break;
+  default: ok = utf8_fill(p, n, PyUnicode_DATA(o), chars, 4); break;
+  }
+  if (ok) return o;
+  Py_DECREF(o);
+  text_refused++;
   return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogatepass");
 }
+#else
+static PyObject *text(const char *s, size_t n) {
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogatepass");
+}
+
+static PyObject *py_text_refused(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyLong_FromLong(0);
+}
+#endif
 
 /* Object keys repeat (children, className...): a small cache of str objects
  * shared by every conversion (only touched with the GIL held). */
@@ -378,7 +598,9 @@ static inline PyObject *memo_get(const memo *m, uintptr_t k, uint32_t kind) {
 }
 
 static int memo_grow(memo *m, size_t want) {
-  size_t cap = m->cap ? m->cap : 1024;
+  /* A small first table: calloc clears it, and one loads of a small
+   * payload remembers a handful of values. */
+  size_t cap = m->cap ? m->cap : 64;
   while (cap < want * 2) cap *= 2;
   memo_ent *e = (memo_ent *)calloc(cap, sizeof *e);
   if (!e) {
@@ -1783,6 +2005,8 @@ static PyMethodDef methods[] = {
     {"_dec_dump", (PyCFunction)(void (*)(void))py_dec_dump, METH_FASTCALL, NULL},
     {"_dec_info", (PyCFunction)py_dec_info, METH_O, NULL},
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
+    {"_text_refused", (PyCFunction)py_text_refused, METH_NOARGS,
+     "strings the direct UTF-8 path handed back to CPython's decoder (tests)"},
     {NULL, NULL, 0, NULL}};
 
 /* Called once through cffi (which released the GIL for the call): adds the

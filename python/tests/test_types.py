@@ -60,6 +60,58 @@ def test_strings():
     assert L('1:T3,abc', '0:"$1"') == "abc"
 
 
+def _same_str(got, want):
+    # == compares the storage width too; the size says the ASCII flag agrees
+    assert got == want and type(got) is str
+    assert sys.getsizeof(got) == sys.getsizeof(want) and hash(got) == hash(want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_strings_of_every_width(seed):
+    """loads builds long strings itself (python/_convert.c, text): widest
+    byte and length first, then runs of ASCII, 2- and 4-byte characters 16
+    bytes at a time. Runs cut at every offset, every width's edges, lone
+    surrogates, in JSON strings and T rows, against Python's own decoder."""
+    import json
+    import random
+    rnd = random.Random(seed)
+    refused = R._rscflight._text_refused()
+    edges = [0x41, 0x7F, 0x80, 0xE9, 0xFF, 0x100, 0x3B1, 0x7FF, 0x800, 0x6771, 0xD7FF, 0xE000,
+             0xFFFD, 0xFFFF, 0x10000, 0x1F642, 0x10FFFF]
+    pools = [range(0x20, 0x7F), range(0xA0, 0x100), range(0x370, 0x800), range(0x4E00, 0xA000),
+             range(0x1F600, 0x1F650), edges, [0xD800, 0xDC00, 0x61]]
+    cases = ["", "a" * 15, "a" * 16, "é" * 8, "é" * 9 + "a", "🙂" * 4, "🙂" * 5 + "é"]
+    for e in edges:  # each width's first and last characters, alone and after others
+        cases += [chr(e) * 20, "x" * 17 + chr(e), "é" * 9 + chr(e), chr(e) + "🙂" * 4]
+    for _ in range(150):
+        runs = []
+        for _ in range(rnd.randrange(1, 6)):
+            pool = rnd.choice(pools)
+            runs.append("".join(chr(rnd.choice(pool)) for _ in range(rnd.randrange(0, 40))))
+        cases.append("".join(runs).replace("$", "#"))  # "$..." would be a reference
+    for want in cases:
+        lone = any(0xD800 <= ord(c) <= 0xDFFF for c in want)
+        if lone:
+            # as escapes (the fallback parser's WTF-8); a high one before a
+            # low one makes a pair, in JSON.parse as in json.loads
+            text = json.dumps(want)
+            _same_str(R.loads(b"0:" + text.encode() + b"\n"), json.loads(text))
+            continue
+        _same_str(R.loads(b"0:" + json.dumps(want, ensure_ascii=False).encode() + b"\n"), want)
+        raw = want.encode()
+        got = R.loads(b"1:T%x," % len(raw) + raw + b'0:"$1"\n')
+        _same_str(got, want)
+        # a map key and a long key take the same path
+        _same_str(next(iter(R.loads(b"0:{" + json.dumps(want, ensure_ascii=False).encode() + b":1}\n"))), want)
+    for n in (4063, 4064, 4065, 4068, 4079, 4080, 4081, 4084, 4096, 8200, 65536 + 3):
+        for c in "aéЖ東🙂":  # a byte lane counts 254 blocks, then starts again
+            want = c * (n // len(c.encode())) + "x" * (n % len(c.encode()))
+            raw = want.encode()
+            _same_str(R.loads(b"1:T%x," % len(raw) + raw + b'0:"$1"\n'), want)
+    # valid text never falls back to CPython's decoder (a miscount would)
+    assert R._rscflight._text_refused() == refused
+
+
 def test_element():
     e = L('0:["$","div","k",{"className":"x","children":["a",["$","span",null,{}]]}]')
     assert type(e) is R.Element and e.type == "div" and e.key == "k"
