@@ -294,6 +294,24 @@ static inline __attribute__((always_inline)) void put_char(void *out, size_t k, 
   else ((uint32_t *)out)[k] = ch;
 }
 
+/* The character of 2 to 4 bytes at p[*i], whose lead byte is lead, into
+ * *ch (continuation bytes taken as they are); *i moves past it. 0 if lead
+ * cannot lead (C0, C1, F5-FF, or a continuation byte). */
+static inline __attribute__((always_inline)) int utf8_take(const uint8_t *p, size_t *i, uint32_t lead,
+                                                          uint32_t *ch) {
+  const uint8_t *s = p + *i;
+  if (lead < 0xE0) {
+    if (lead < 0xC2) return 0;
+    *ch = (lead & 0x1F) << 6 | (s[1] & 0x3Fu), *i += 2;
+  } else if (lead < 0xF0) {
+    *ch = (lead & 0x0F) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu), *i += 3;
+  } else {
+    if (lead > 0xF4) return 0;
+    *ch = (lead & 0x07) << 18 | (s[1] & 0x3Fu) << 12 | (s[2] & 0x3Fu) << 6 | (s[3] & 0x3Fu), *i += 4;
+  }
+  return 1;
+}
+
 /* 16 ASCII bytes as 16 characters of `kind` bytes. */
 static inline __attribute__((always_inline)) void put_ascii16(void *out, size_t k, __m128i v, int kind) {
   const __m128i zero = _mm_setzero_si128();
@@ -344,16 +362,7 @@ static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, siz
     int m = 0;
     do {
       uint32_t ch;
-      if (b < 0xE0) {
-        if (b < 0xC2) return 0;
-        ch = (b & 0x1F) << 6 | (p[i + 1] & 0x3Fu), i += 2;
-      } else if (b < 0xF0) {
-        ch = (b & 0x0F) << 12 | (p[i + 1] & 0x3Fu) << 6 | (p[i + 2] & 0x3Fu), i += 3;
-      } else {
-        if (b > 0xF4) return 0;
-        ch = (b & 0x07) << 18 | (p[i + 1] & 0x3Fu) << 12 | (p[i + 2] & 0x3Fu) << 6 | (p[i + 3] & 0x3Fu);
-        i += 4;
-      }
+      if (!utf8_take(p, &i, b, &ch)) return 0;
       put_char(out, k++, ch, kind);
     } while (++m < 8 && n - i >= 4 && (b = p[i]) >= 0x80);
     if (m < 8 || n - i < 16 || (b = p[i]) < 0x80) continue;
@@ -397,15 +406,15 @@ static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, siz
   }
   /* The last bytes, each length checked. */
   while (i < n) {
-    uint32_t b = p[i], ch;
-    size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-    if ((b >= 0x80 && b < 0xC2) || b > 0xF4 || n - i < len) return 0;
-    if (len == 1) ch = b;
-    else if (len == 2) ch = (b & 0x1F) << 6 | (p[i + 1] & 0x3Fu);
-    else if (len == 3) ch = (b & 0x0F) << 12 | (p[i + 1] & 0x3Fu) << 6 | (p[i + 2] & 0x3Fu);
-    else ch = (b & 0x07) << 18 | (p[i + 1] & 0x3Fu) << 12 | (p[i + 2] & 0x3Fu) << 6 | (p[i + 3] & 0x3Fu);
+    uint32_t b = p[i];
+    if (b < 0x80) {
+      put_char(out, k++, b, kind);
+      i++;
+      continue;
+    }
+    uint32_t ch;
+    if (n - i < (b < 0xE0 ? 2u : b < 0xF0 ? 3u : 4u) || !utf8_take(p, &i, b, &ch)) return 0;
     put_char(out, k++, ch, kind);
-    i += len;
   }
   return k == chars;
 }
