@@ -9,10 +9,12 @@ comments; paths relative to the repository root; missing files are skipped
 with a warning) or from --files.
 
 Default mode: for every payload, ROUNDS rounds in which the decoders take
-turns (rscflight, rscflight with a new decoder per decode, rscflight
---parse-only, React 19.3.1, React 19.2.9, JSON.parse; then again ...). The C
-runs reuse one decoder per process (--reuse: rsc_decoder_reset between
-decodes) except rscflight-new. Each invocation is a fresh process measuring with
+turns (rscflight, rscflight with a new decoder per decode, rscflight with
+borrowed input, rscflight --parse-only, React 19.3.1, React 19.2.9,
+JSON.parse; then again ...). The C runs reuse one decoder per process
+(--reuse: rsc_decoder_reset between decodes) except rscflight-new;
+rscflight-borrow adds --borrow-input (RSC_OPT_BORROW_INPUT: text and binary
+rows point into the input instead of being copied). Each invocation is a fresh process measuring with
 a short --min-time and reporting its median. Reported times are medians over
 rounds; every ratio is computed per round and the median of the per-round
 ratios is reported (machine speed drifts). Writes bench/results/latest.md,
@@ -27,7 +29,7 @@ Extra studies (each writes its own bench/results/<name>.md; --all runs all):
 Nothing here asserts on absolute times.
 
 What the C CLI must provide (build-release/rscflight):
-    rscflight bench --json --min-time S [--parse-only] [--reuse]
+    rscflight bench --json --min-time S [--parse-only] [--reuse] [--borrow-input]
                     [--chunk-size N] [--threads T] FILE...
   printing a JSON list with one object per FILE:
     {"file", "bytes", "median_ns", "mb_per_s", "peak_bytes"}
@@ -58,16 +60,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "python"))
 
-DECODERS = ["rscflight", "rscflight-new", "parse-only", "19.3.1", "19.2.9", "jsonparse"]
+DECODERS = ["rscflight", "rscflight-new", "rscflight-borrow", "parse-only", "19.3.1", "19.2.9", "jsonparse"]
 LABEL = {
     "rscflight": "rscflight",
     "rscflight-new": "rscflight (new decoder each time)",
+    "rscflight-borrow": "rscflight (borrowed input)",
     "parse-only": "simdjson floor",
     "19.3.1": "React 19.3.1",
     "19.2.9": "React 19.2.9",
     "jsonparse": "JSON.parse floor",
 }
-C_DECODERS = {"rscflight", "rscflight-new", "parse-only"}
+C_DECODERS = {"rscflight", "rscflight-new", "rscflight-borrow", "parse-only"}
 JS_DECODERS = {"19.3.1", "19.2.9", "jsonparse"}
 SWEEP_CHUNKS = [1, 64, 4096, 65536]
 SCALING_SIZES = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8]
@@ -186,6 +189,8 @@ class Runner:
             cmd = [self.cli, "bench", "--json", "--min-time", "%g" % min_time]
             if decoder == "parse-only":
                 cmd.append("--parse-only")
+            if decoder == "rscflight-borrow":
+                cmd.append("--borrow-input")
             # One decoder per process, reset between decodes (as a host
             # decoding response after response does, and as V8's heap stays
             # warm for the JS clients); rscflight-new builds a fresh one.
@@ -407,6 +412,7 @@ def environment(runner):
 COLORS = {
     "rscflight": "#d62728",
     "rscflight-new": "#e377c2",
+    "rscflight-borrow": "#8c564b",
     "parse-only": "#ff9896",
     "19.3.1": "#1f77b4",
     "19.2.9": "#9467bd",
@@ -533,6 +539,9 @@ def compare(runner, payloads, decoders, rounds):
         row["ratios"] = {
             "vs_19.3.1": ratio_median(times.get("19.3.1", []), rsc),
             "new_vs_19.3.1": ratio_median(times.get("19.3.1", []), times.get("rscflight-new", [])),
+            "borrow_vs_19.3.1": ratio_median(times.get("19.3.1", []), times.get("rscflight-borrow", [])),
+            "borrow_vs_19.2.9": ratio_median(times.get("19.2.9", []), times.get("rscflight-borrow", [])),
+            "borrow_of_floor": ratio_median(times.get("parse-only", []), times.get("rscflight-borrow", [])),
             "vs_19.2.9": ratio_median(times.get("19.2.9", []), rsc),
             "vs_jsonparse": ratio_median(times.get("jsonparse", []), rsc),
             # rscflight throughput / simdjson floor throughput
@@ -548,7 +557,8 @@ def compare(runner, payloads, decoders, rounds):
 def compare_tables(results):
     head = ["class", "bytes", "rscflight", "MB/s", "React 19.3.1", "MB/s", "React 19.2.9", "MB/s",
             "JSON.parse", "MB/s", "simdjson MB/s", "vs 19.3.1", "vs 19.2.9", "vs JSON.parse", "of floor",
-            "19.3.1 vs 19.2.9", "new decoder", "new vs 19.3.1"]
+            "19.3.1 vs 19.2.9", "new decoder", "new vs 19.3.1",
+            "borrowed", "borrowed vs 19.3.1", "borrowed vs 19.2.9", "borrowed of floor"]
     rows = []
     for r in results:
         t, m, q = r["median_ns"], r["mb_per_s"], r["ratios"]
@@ -562,6 +572,8 @@ def compare_tables(results):
             fmt_ratio(q["vs_19.3.1"]), fmt_ratio(q["vs_19.2.9"]), fmt_ratio(q["vs_jsonparse"]),
             fmt_pct(q["of_floor"]), fmt_ratio(q["19.3.1_vs_19.2.9"]),
             fmt_ns(t.get("rscflight-new")), fmt_ratio(q["new_vs_19.3.1"]),
+            fmt_ns(t.get("rscflight-borrow")), fmt_ratio(q["borrow_vs_19.3.1"]),
+            fmt_ratio(q["borrow_vs_19.2.9"]), fmt_pct(q["borrow_of_floor"]),
         ])
     return head, rows
 
@@ -835,7 +847,9 @@ def main(argv=None):
             "'19.3.1 vs 19.2.9' = time(19.2.9) / time(19.3.1). "
             "rscflight and the simdjson floor reuse one decoder per process (rsc_decoder_reset between "
             "decodes: its memory stays mapped, as V8's heap stays warm for the JS clients); "
-            "'new decoder' times a fresh rsc_decoder_new per decode (page faults of fresh memory included). "
+            "'new decoder' times a fresh rsc_decoder_new per decode (page faults of fresh memory included); "
+            "'borrowed' reuses one decoder with RSC_OPT_BORROW_INPUT (--borrow-input: text and binary rows "
+            "point into the input instead of being copied; the caller keeps the input alive). "
             "React clients: production builds (NODE_ENV=production), createFromNodeStream over the whole buffer, "
             "then every chunk reachable from the root awaited (bench/js/walk.js). "
             "JSON.parse floor: rows framed and each JSON body JSON.parse'd (bench/js/flightframe.js)."

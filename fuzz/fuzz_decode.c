@@ -14,7 +14,10 @@
  *   - the payload fed whole through rsc_decoder_feed_padded, junk after it,
  *     gives the same error and dump too;
  *   - with RSC_OPT_TRACK_SHARED, rsc_decoder_shares names every value the
- *     root reaches twice (rsc__unshared_repeats). */
+ *     root reaches twice (rsc__unshared_repeats);
+ *   - with RSC_OPT_BORROW_INPUT (text and binary rows left in the input,
+ *     libFuzzer's buffer of exactly the input's size), the same feed
+ *     pattern gives the same error and dump. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -142,6 +145,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rsc_free(dump4);
     rsc_decoder_free(d4);
     free(padded);
+  }
+  /* Rows borrowed from the input: the same again, and no read past it. */
+  {
+    fuzz_opts borrow = fo;
+    borrow.opt.flags |= RSC_OPT_BORROW_INPUT;
+    char *dump5;
+    rsc_error err5;
+    rsc_decoder *d5 = decode(&borrow, p, n, fo.mode, &dump5, &err5);
+    FUZZ_CHECK(d5 != NULL);
+    expect_same("copied", &err, dump, "borrowed", &err5, dump5);
+    rsc_free(dump5);
+    rsc_decoder_free(d5);
   }
   /* Reset and decode again: nothing of the first stream may leak into the
    * second (memory is reused, state is not). This time every reference

@@ -9,6 +9,8 @@
  * Ownership: every rsc_node, rsc_chunk and string reachable from a decoder
  * lives in that decoder's arena and dies with rsc_decoder_free(). Nothing is
  * freed one by one. Text returned by rsc_dump() is released with rsc_free().
+ * With RSC_OPT_BORROW_INPUT, text and binary rows may point into the
+ * buffers fed instead, which the caller then keeps alive as long.
  *
  * Thread-safety: the library has no global mutable state. Decoders are
  * independent: two threads may use two decoders at once. One decoder (and
@@ -156,7 +158,14 @@ enum {
   RSC_OPT_LAZY_ROOT = 1u << 5,
   /* Note which values a reference placed (rsc_decoder_shares), for a
    * converter that wants to remember only values it can meet twice. */
-  RSC_OPT_TRACK_SHARED = 1u << 6
+  RSC_OPT_TRACK_SHARED = 1u << 6,
+  /* Text (T) and binary rows that arrive whole inside one fed buffer point
+   * into that buffer instead of being copied into the decoder. The caller
+   * keeps every buffer it feeds alive and unchanged until the decoder is
+   * reset or freed. RISK: the text of such a T row is not NUL-terminated
+   * (rsc_node_string's length says where it ends). Rows split across feeds
+   * are copied as without the flag. */
+  RSC_OPT_BORROW_INPUT = 1u << 7
 };
 
 typedef struct rsc_options {
@@ -316,8 +325,9 @@ RSC_API const char *rsc_kind_name(rsc_kind k);
 RSC_API int rsc_node_bool(const rsc_node *n);
 RSC_API double rsc_node_number(const rsc_node *n);
 /* Text of STRING, BIGINT, DATE, SYMBOL, TEMP_REF, BLOB (its type) nodes:
- * UTF-8 (WTF-8 where JSON had a lone surrogate), NUL-terminated, length in
- * *len (may be NULL). NULL for other kinds. */
+ * UTF-8 (WTF-8 where JSON had a lone surrogate), NUL-terminated (but the
+ * text of a T row borrowed with RSC_OPT_BORROW_INPUT), length in *len (may
+ * be NULL). NULL for other kinds. */
 RSC_API const char *rsc_node_string(const rsc_node *n, size_t *len);
 /* Items of ARRAY, SET, ITERATOR; 2 * entries of MAP and FORMDATA; visible
  * members of OBJECT; 0 otherwise. */
@@ -348,7 +358,8 @@ RSC_API int rsc_client_ref_is_async(const rsc_node *n);
 /* SERVER_REF: its id and bound arguments (NULL node, a PROMISE, or a value). */
 RSC_API const rsc_node *rsc_server_ref_id(const rsc_node *n);
 RSC_API const rsc_node *rsc_server_ref_bound(const rsc_node *n);
-/* BINARY and BLOB bytes (little-endian element data, as sent). */
+/* BINARY and BLOB bytes (little-endian element data, as sent; no alignment
+ * is promised: read elements with memcpy). */
 RSC_API const uint8_t *rsc_node_bytes(const rsc_node *n, size_t *len);
 RSC_API rsc_binary_kind rsc_node_binary_kind(const rsc_node *n);
 /* A static name for a binary kind ("Uint8Array", "DataView", ...). */

@@ -232,12 +232,22 @@ static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, siz
   }
 }
 
-static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n) {
+/* Whether a row's bytes may stay where they were fed (RSC_OPT_BORROW_INPUT). */
+static bool borrows(const rsc_decoder *d, const rsc_row *row) {
+  return (d->opt.flags & RSC_OPT_BORROW_INPUT) && row->in_place;
+}
+
+static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bool borrow) {
   if (!rsc__utf8_valid(p, n)) {
     size_t fixed_len;
     uint8_t *fixed = rsc__utf8_repair(d, p, n, &fixed_len);
     if (!fixed) return rsc__mk(RSC_NONE);
     return rsc__str(RSC_STRING, (const char *)fixed, fixed_len);
+  }
+  if (borrow) {
+    rsc_node v = rsc__str(RSC_STRING, (const char *)p, n);
+    v.flags = NF_BORROWED;
+    return v;
   }
   const char *s = rsc__strdup(d, (const char *)p, n);
   if (!s) return rsc__mk(RSC_NONE);
@@ -264,10 +274,16 @@ static int binary_kind(uint8_t tag, size_t *elem) {
   }
 }
 
-static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n) {
-  uint8_t *b = (uint8_t *)rsc__alloc(d, n ? n : 1);
-  if (!b) return rsc__mk(RSC_NONE);
-  if (n) memcpy(b, p, n);
+static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n, bool borrow) {
+  /* Borrowed or not, the bytes' address is the value's identity: an empty
+   * row gets a byte of its own. */
+  const uint8_t *b = p;
+  if (!borrow || !n) {
+    uint8_t *copy = (uint8_t *)rsc__alloc(d, n ? n : 1);
+    if (!copy) return rsc__mk(RSC_NONE);
+    if (n) memcpy(copy, p, n);
+    b = copy;
+  }
   rsc_node v = rsc__mk(RSC_BINARY);
   v.sub = (uint8_t)kind;
   v.u.bytes = b;
@@ -435,19 +451,19 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   if (bkind >= 0) {
     if (tag == 'b') {
       /* A piece of a byte stream: enqueued as it arrives. */
-      rsc_node v = binary_node(d, RSC_UINT8, p, n);
+      rsc_node v = binary_node(d, RSC_UINT8, p, n, borrows(d, row));
       if (v.kind == RSC_NONE) return d->err.code;
       return rsc__resolve_value(d, row->id, v);
     }
     /* A view holds floor(len / element size) elements (FLIGHT-PROTOCOL 2.4). */
-    rsc_node v = binary_node(d, bkind, p, n - n % elem);
+    rsc_node v = binary_node(d, bkind, p, n - n % elem, borrows(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }
   strip_bom(&p, &n);
   switch (tag) {
   case 'T': {
-    rsc_node v = text_node(d, p, n);
+    rsc_node v = text_node(d, p, n, borrows(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }

@@ -319,7 +319,8 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       row.partial = false;
       row.offset = f->row_start;
       row.data_offset = f->data_start;
-      if (f->buf_len == 0) {
+      row.in_place = f->buf_len == 0;
+      if (row.in_place) {
         row.data = chunk + i;
         row.len = end - i;
         row.padded = len - end + f->slack >= RSC_FRAME_PADDING;
@@ -352,6 +353,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         row.tag = 'b';
         row.partial = !last;
         row.padded = false;
+        row.in_place = true;
         row.data = chunk + i;
         row.len = take;
         row.offset = f->row_start;
@@ -382,7 +384,8 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       row.partial = false;
       row.offset = f->row_start;
       row.data_offset = f->data_start;
-      if (f->buf_len == 0) {
+      row.in_place = f->buf_len == 0;
+      if (row.in_place) {
         row.data = chunk + i;
         row.len = take;
         row.padded = len - (i + take) + f->slack >= RSC_FRAME_PADDING;

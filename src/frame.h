@@ -23,6 +23,8 @@ typedef struct rsc_row {
   uint8_t tag;         /* 0 for a plain model row                          */
   bool partial;        /* a piece of a 'b' row; more pieces follow         */
   bool padded;         /* RSC_FRAME_PADDING readable bytes follow data     */
+  bool in_place;       /* data points into the buffer being fed (else into
+                          the framer's own, reused for the next row)        */
   const uint8_t *data;
   size_t len;
   uint64_t offset;     /* stream offset of the row's first byte (its id)   */

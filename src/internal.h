@@ -21,7 +21,8 @@ enum {
   NF_DOLLAR = 1u << 0, /* a STRING whose first byte is '$': revive must look  */
   NF_WALK = 1u << 1,   /* a container holding something revive must touch    */
   NF_HOLES = 1u << 2,  /* an OBJECT with absent (undefined) members           */
-  NF_PROTO = 1u << 3   /* an OBJECT member list holds a "__proto__" key        */
+  NF_PROTO = 1u << 3,  /* an OBJECT member list holds a "__proto__" key        */
+  NF_BORROWED = 1u << 4 /* a STRING in the caller's buffer: no NUL after it    */
 };
 
 /* A value: 16 bytes, stored inline in arrays and members. Containers are

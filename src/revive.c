@@ -389,6 +389,14 @@ void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_key *path,
   m->depth = depth;
 }
 
+/* A STRING's text as a C string: errors keep their message, name and env
+ * NUL-terminated, and a T row borrowed from the caller's buffer
+ * (RSC_OPT_BORROW_INPUT) is not; it is copied. NULL: out of memory. */
+static const char *c_string(rsc_decoder *d, const rsc_node *s) {
+  if (!(s->flags & NF_BORROWED)) return s->u.str;
+  return rsc__strdup(d, s->u.str, s->len);
+}
+
 /* ---- collections (React's map functions) ---------------------------------- */
 
 static uintptr_t identity(const rsc_node *n) {
@@ -659,15 +667,16 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     rsc_node e = rsc__error_node(d, rsc__dev_default_error, NULL);
     if (e.kind != RSC_ERROR) return false;
     const rsc_node *msg = member(&model, "message");
-    if (msg && msg->kind == RSC_STRING && msg->len > 0) e.u.err->message = msg->u.str;
-    else if (msg && msg->kind != RSC_STRING && msg->kind != RSC_NULL &&
+    if (msg && msg->kind == RSC_STRING && msg->len > 0) {
+      if (!(e.u.err->message = c_string(d, msg))) return false;
+    } else if (msg && msg->kind != RSC_STRING && msg->kind != RSC_NULL &&
              !(msg->kind == RSC_BOOL && !msg->u.boolean) &&
              !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num))))
       e.u.err->message = to_js_string(d, msg).u.str;
     const rsc_node *name = member(&model, "name");
-    if (name && name->kind == RSC_STRING) e.u.err->name = name->u.str;
+    if (name && name->kind == RSC_STRING && !(e.u.err->name = c_string(d, name))) return false;
     const rsc_node *env = member(&model, "env");
-    if (env && env->kind == RSC_STRING) e.u.err->env = env->u.str;
+    if (env && env->kind == RSC_STRING && !(e.u.err->env = c_string(d, env))) return false;
     const rsc_node *cause = member(&model, "cause");
     if (cause) e.u.err->cause = *cause;
     *out = e;

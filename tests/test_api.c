@@ -530,3 +530,59 @@ Test(api, padded_feed_ignores_what_follows) {
   }
   cr_expect_eq(rsc_decoder_feed_padded(NULL, "", 0), RSC_ERR_STATE);
 }
+
+/* Whether p lies inside [buf, buf + n). */
+static bool inside(const void *p, const char *buf, size_t n) {
+  return (const char *)p >= buf && (const char *)p < buf + n;
+}
+
+Test(api, borrowed_input) {
+  /* RSC_OPT_BORROW_INPUT: text and binary rows stay in the fed buffer; a
+   * borrowed text that becomes an error's message is copied (it has no
+   * NUL: row 4 ends the buffer, so reading past it is caught under ASan);
+   * rows split across feeds are copied; the tree is the same. */
+  const char in[] = "2:T3,bad3:o3,\x01\x02\x03"
+                    "1:{\"name\":\"E\",\"message\":\"$4\",\"stack\":[],\"env\":\"$2\"}\n"
+                    "0:[\"$Z1\",\"$2\",\"$3\",\"$4\"]\n4:T3,end";
+  size_t n = sizeof in - 1;
+  char *buf = malloc(n); /* no byte after the last row */
+  memcpy(buf, in, n);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_DEV;
+  rsc_decoder *copied = rsc_decoder_new(&opt);
+  rsc_decoder_feed(copied, buf, n);
+  cr_assert_eq(rsc_decoder_finish(copied), RSC_OK);
+  char *want = rsc_dump(copied, 0, NULL);
+  cr_assert_not_null(want);
+
+  for (size_t piece = 0; piece <= 1; piece++) { /* whole, then byte by byte */
+    opt.flags = RSC_OPT_DEV | RSC_OPT_BORROW_INPUT;
+    rsc_decoder *d = rsc_decoder_new(&opt);
+    if (piece) {
+      for (size_t i = 0; i < n; i++) rsc_decoder_feed(d, buf + i, 1);
+    } else {
+      rsc_decoder_feed(d, buf, n);
+    }
+    cr_assert_eq(rsc_decoder_finish(d), RSC_OK, "%s", rsc_decoder_error(d)->msg);
+    const rsc_node *root = root_value(d);
+    size_t len;
+    const char *text = rsc_node_string(rsc_node_at(root, 1), &len);
+    const uint8_t *bytes = rsc_node_bytes(rsc_node_at(root, 2), &len);
+    cr_assert(text && bytes);
+    /* Whole, the rows arrive inside the buffer fed; byte by byte, never. */
+    cr_expect_eq(inside(text, buf, n), !piece);
+    cr_expect_eq(inside(bytes, buf, n), !piece);
+    cr_expect_eq(len, 3);
+    const char *message = rsc_error_message(rsc_node_at(root, 0));
+    cr_expect_str_eq(message, "end");
+    cr_expect(!inside(message, buf, n), "the message is a NUL-terminated copy");
+    char *got = rsc_dump(d, 0, NULL);
+    cr_expect_str_eq(got, want, "piece %zu", piece);
+    rsc_free(got);
+    rsc_decoder_free(d);
+  }
+  rsc_free(want);
+  rsc_decoder_free(copied);
+  free(buf);
+}

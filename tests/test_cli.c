@@ -222,6 +222,27 @@ Test(tree, chunk_size_changes_nothing) {
   free(b.out);
 }
 
+/* Rows borrowed from the input (RSC_OPT_BORROW_INPUT) give the same dump,
+ * whole and in pieces (text, typed arrays, a byte stream). */
+Test(dump, borrow_input_changes_nothing) {
+  const char *files[] = {"prod/binary-heavy.rsc", "prod/text-heavy.rsc", "dev/binary-heavy.rsc"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "dump --compact %s", files[i]);
+    run_result a = run_in(REACT_DIR, args);
+    snprintf(args, sizeof args, "dump --compact --borrow-input %s", files[i]);
+    run_result b = run_in(REACT_DIR, args);
+    snprintf(args, sizeof args, "dump --compact --borrow-input --chunk-size 100 %s", files[i]);
+    run_result c = run_in(REACT_DIR, args);
+    cr_assert(a.status == 0 && b.status == 0 && c.status == 0, "%s", files[i]);
+    cr_expect(a.len > 1000 && a.len == b.len && memcmp(a.out, b.out, a.len) == 0, "%s", files[i]);
+    cr_expect(a.len == c.len && memcmp(a.out, c.out, a.len) == 0, "%s", files[i]);
+    free(a.out);
+    free(b.out);
+    free(c.out);
+  }
+}
+
 /* ---- stats -------------------------------------------------------------- */
 
 Test(stats, shop) { check_golden("stats-shop.txt", EXAMPLES_DIR, "stats shop.rsc"); }

@@ -65,6 +65,8 @@ static void dump_help(FILE *f) {
           "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
           "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
           "  --temp-refs        decode $T as temporary references instead of rejecting\n"
+          "  --borrow-input     text and binary rows point into the input, not copies\n"
+          "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
           "  --html             FILE is an HTML page: decode the payload it inlines\n"
           "  -h, --help         this help\n",
@@ -138,6 +140,7 @@ static void bench_help(FILE *f) {
           "  --min-time S       time each file for at least S seconds (default 1)\n"
           "  --chunk-size N     feed N bytes at a time\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
+          "  --borrow-input     text and binary rows point into the input, not copies\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
           "                     instead of a new one each time: memory stays mapped\n"
           "  --threads N        N threads decode at once, batch after batch (each thread\n"
@@ -293,6 +296,7 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--allow-partial") == 0) opt.flags |= RSC_OPT_ALLOW_PARTIAL;
     else if (strcmp(a, "--lenient-ids") == 0) opt.flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) opt.flags |= RSC_OPT_TEMP_REFS;
+    else if (strcmp(a, "--borrow-input") == 0) opt.flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--compact") == 0) pretty = 0;
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
@@ -324,9 +328,10 @@ static int cmd_dump(int argc, char **argv) {
     rsc_free(payload);
     if (!buf) return 1;
   }
+  /* The input outlives the decoder (RSC_OPT_BORROW_INPUT may point into it). */
   rsc_decoder *d = decode(buf, len, &opt, chunk);
-  free(buf);
   if (!d) {
+    free(buf);
     fprintf(stderr, "%s: %s: out of memory\n", prog, file);
     return 1;
   }
@@ -334,11 +339,13 @@ static int cmd_dump(int argc, char **argv) {
   if (e->code != RSC_OK) {
     cli_report_error(file, e);
     rsc_decoder_free(d);
+    free(buf);
     return 1;
   }
   size_t n;
   char *text = rsc_dump(d, pretty, &n);
   rsc_decoder_free(d);
+  free(buf);
   if (!text) {
     fprintf(stderr, "%s: %s: out of memory\n", prog, file);
     return 1;
@@ -409,6 +416,7 @@ static int cmd_bench(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
+    else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) chunk = (size_t)atoll(argv[++i]);
