@@ -1370,12 +1370,22 @@ static void pool_give(rsc_decoder *d, const rsc_options *opt) {
   rsc_decoder_free(d);
 }
 
+/* hold: the data's buffer is left held in *hold (release it with
+ * PyBuffer_Release once done with the decoder's values; hold->obj is NULL
+ * when there is nothing to release). Payloads of at most POOL_MAX_BYTES
+ * then decode with RSC_OPT_BORROW_INPUT: text and binary rows point into
+ * the data instead of being copied into the pooled decoder. Larger ones are
+ * copied as before: there, borrowing made loads slower (the 10 MB page 0.7x,
+ * docs/performance.md, eighth round): with no large block of the decoder's
+ * freed, glibc kept trimming the heap the converted strings had used, and
+ * each loads faulted it back in. NULL: the buffer is released here. */
 static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits,
-                               uint32_t extra_flags, rsc_options *opt) {
+                               uint32_t extra_flags, rsc_options *opt, Py_buffer *hold) {
   Py_buffer buf;
   if (!check_ready() || parse_options(flags, limits, opt) < 0 || get_data(data, &buf) < 0)
     return NULL;
-  opt->flags = (opt->flags & ~PY_SHARE_NONE) | extra_flags;
+  int borrow = hold && (uint64_t)buf.len <= POOL_MAX_BYTES;
+  opt->flags = (opt->flags & ~PY_SHARE_NONE) | extra_flags | (borrow ? RSC_OPT_BORROW_INPUT : 0);
   rsc_decoder *d = pool_take(opt);
   Py_BEGIN_ALLOW_THREADS
   if (d && rsc_decoder_reset(d) != RSC_OK) {
@@ -1388,7 +1398,12 @@ static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits
     rsc_decoder_finish(d);
   }
   Py_END_ALLOW_THREADS
-  PyBuffer_Release(&buf);
+  if (d && borrow) {
+    *hold = buf;
+  } else {
+    PyBuffer_Release(&buf);
+    if (hold) hold->obj = NULL;
+  }
   if (!d) PyErr_NoMemory();
   return d;
 }
@@ -1415,7 +1430,8 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return NULL;
   }
   rsc_options opt;
-  rsc_decoder *d = decode_all(args[0], args[1], args[2], RSC_OPT_TRACK_SHARED, &opt);
+  Py_buffer data; /* held while its text and binary rows are converted */
+  rsc_decoder *d = decode_all(args[0], args[1], args[2], RSC_OPT_TRACK_SHARED, &opt, &data);
   if (!d) return NULL;
   const rsc_error *e = rsc_decoder_error(d);
   PyObject *r = NULL;
@@ -1445,6 +1461,7 @@ static PyObject *py_decode(PyObject *self, PyObject *const *args, Py_ssize_t nar
   }
   /* The result holds no pointer into the decoder (loads converts all). */
   pool_give(d, &opt);
+  if (data.obj) PyBuffer_Release(&data);
   return r;
 }
 
@@ -1474,7 +1491,7 @@ static PyObject *py_dump(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   int pretty = PyLong_AsLong(args[3]);
   if (pretty == -1 && PyErr_Occurred()) return NULL;
   rsc_options opt;
-  rsc_decoder *d = decode_all(args[0], args[1], args[2], 0, &opt);
+  rsc_decoder *d = decode_all(args[0], args[1], args[2], 0, &opt, NULL);
   if (!d) return NULL;
   PyObject *r;
   const rsc_error *e = rsc_decoder_error(d);

@@ -204,6 +204,19 @@ def test_str_and_buffers_are_accepted():
     assert R.loads(memoryview(b"xx0:1\n")[2:]) == 1
 
 
+def test_loads_copies_what_it_borrowed():
+    """loads decodes text and binary rows in place (RSC_OPT_BORROW_INPUT,
+    the input held meanwhile) and converts them: the result owns its data."""
+    data = bytearray(b'2:T3,bad3:o3,\x01\x02\x034:T4,ends'
+                     b'1:{"name":"E","message":"$4","stack":[],"env":"$2"}\n'
+                     b'0:["$Z1","$2","$3","$4"]\n')
+    err, text, raw, end = R.loads(data, dev=True)
+    for i in range(len(data)):
+        data[i] = 0x21  # the caller reuses its buffer
+    assert (text, bytes(raw), end, str(err)) == ("bad", b"\x01\x02\x03", "ends", "ends")
+    assert R.loads(memoryview(b"1:T2,hi0:\"$1\"\n")) == "hi"
+
+
 def test_closed_decoder():
     d = R.Decoder()
     d.feed(b"0:1\n")
