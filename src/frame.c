@@ -21,11 +21,15 @@ static bool is_newline_tag(uint8_t c) {
   return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
 }
 
-static int hex_digit(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
+/* Lowercase hex digits' values; -1 for every other byte. */
+static const int8_t hex_value[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+    ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
+
+/* (stored plus one, so that the table's zeros mean "not a digit") */
+static int hex_digit(uint8_t c) { return hex_value[c] - 1; }
 
 rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes) {
   rsc_alloc al = {0};
@@ -257,6 +261,26 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       continue;
     }
     case ROW_LENGTH: {
+      if (f->len_digits == 0) {
+        /* A whole length and its ',' in this buffer, within the limit
+         * (nearly every T or binary row): one tight loop. Anything else,
+         * errors included, goes byte by byte. */
+        size_t k = i;
+        uint64_t v = 0;
+        int h;
+        while (k < len && k - i < 15 && (h = hex_digit(chunk[k])) >= 0) {
+          v = v * 16 + (uint64_t)h;
+          k++;
+        }
+        if (k > i && k < len && chunk[k] == ',' && v <= f->max_row_bytes) {
+          f->row_length = v;
+          f->len_digits = (int)(k - i);
+          f->state = ROW_CHUNK_BY_LENGTH;
+          i = k + 1;
+          f->data_start = base + i;
+          continue;
+        }
+      }
       uint8_t c = chunk[i++];
       if (c == ',') {
         f->state = ROW_CHUNK_BY_LENGTH;
