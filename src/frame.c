@@ -31,6 +31,20 @@ static const int8_t hex_value[256] = {
 /* (stored plus one, so that the table's zeros mean "not a digit") */
 static int hex_digit(uint8_t c) { return hex_value[c] - 1; }
 
+/* The hex digits at the start of p[0..n), at most max of them: how many,
+ * and their value in *v. The fast paths of ids and lengths. */
+static inline size_t hex_run(const uint8_t *p, size_t n, size_t max, uint64_t *v) {
+  size_t k = 0;
+  uint64_t x = 0;
+  int h;
+  while (k < n && k < max && (h = hex_digit(p[k])) >= 0) {
+    x = x * 16 + (uint64_t)h;
+    k++;
+  }
+  *v = x;
+  return k;
+}
+
 rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes) {
   rsc_alloc al = {0};
   if (alloc) al = *alloc;
@@ -195,16 +209,11 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       if (f->id_digits == 0 && !f->lenient) {
         /* A whole id and its ':' in this buffer (nearly every row): one
          * tight loop. Anything else, errors included, goes byte by byte. */
-        size_t k = i;
-        uint32_t v = 0;
-        int h;
-        while (k < len && k - i < 7 && (h = hex_digit(chunk[k])) >= 0) {
-          v = v * 16 + (uint32_t)h;
-          k++;
-        }
+        uint64_t v;
+        size_t k = i + hex_run(chunk + i, len - i, 7, &v);
         if (k > i && k < len && chunk[k] == ':') {
           f->row_start = base + i;
-          f->row_id = v;
+          f->row_id = (int64_t)v;
           f->id_digits = (int)(k - i);
           f->state = ROW_TAG;
           i = k + 1;
@@ -265,13 +274,8 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         /* A whole length and its ',' in this buffer, within the limit
          * (nearly every T or binary row): one tight loop. Anything else,
          * errors included, goes byte by byte. */
-        size_t k = i;
-        uint64_t v = 0;
-        int h;
-        while (k < len && k - i < 15 && (h = hex_digit(chunk[k])) >= 0) {
-          v = v * 16 + (uint64_t)h;
-          k++;
-        }
+        uint64_t v;
+        size_t k = i + hex_run(chunk + i, len - i, 15, &v);
         if (k > i && k < len && chunk[k] == ',' && v <= f->max_row_bytes) {
           f->row_length = v;
           f->len_digits = (int)(k - i);
