@@ -236,17 +236,18 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
  * characters 16 bytes at a time (SSE2, which every x86-64 has; elsewhere
  * CPython's decoder does it all). Short strings, and bytes that are not
  * what the first pass promised, go to CPython's decoder. */
-#ifdef __SSE2__
-#define TEXT_DIRECT_MIN 16
-
-/* Strings utf8_fill refused (none, unless a string was not valid after
- * all): tests read it through _text_refused(). Touched with the GIL held. */
+/* Strings the direct path refused (none, unless a string was not valid
+ * after all): tests read it through _text_refused(). Touched with the GIL
+ * held. */
 static size_t text_refused;
 
 static PyObject *py_text_refused(PyObject *self, PyObject *unused) {
   (void)self, (void)unused;
   return PyLong_FromSize_t(text_refused);
 }
+
+#ifdef __SSE2__
+#define TEXT_DIRECT_MIN 16
 
 /* For n >= 16 bytes: the width their widest character needs (1: ASCII,
  * 2: up to U+00FF, 3: up to U+FFFF, 4: beyond; the lead bytes tell, as
@@ -448,11 +449,6 @@ static PyObject *text(const char *s, size_t n) {
 #else
 static PyObject *text(const char *s, size_t n) {
   return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogatepass");
-}
-
-static PyObject *py_text_refused(PyObject *self, PyObject *unused) {
-  (void)self, (void)unused;
-  return PyLong_FromLong(0);
 }
 #endif
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "hex.h"
 
 /* LENTAG of FLIGHT-PROTOCOL 2.1: rows that carry a hex byte count. */
 static bool is_length_tag(uint8_t c) {
@@ -19,30 +20,6 @@ static bool is_length_tag(uint8_t c) {
 /* NLTAG: any other uppercase letter, '#', 'r' or 'x' is consumed as a tag. */
 static bool is_newline_tag(uint8_t c) {
   return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
-}
-
-/* Lowercase hex digits' values; -1 for every other byte. */
-static const int8_t hex_value[256] = {
-    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
-    ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
-    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-};
-
-/* (stored plus one, so that the table's zeros mean "not a digit") */
-static int hex_digit(uint8_t c) { return hex_value[c] - 1; }
-
-/* The hex digits at the start of p[0..n), at most max of them: how many,
- * and their value in *v. The fast paths of ids and lengths. */
-static inline size_t hex_run(const uint8_t *p, size_t n, size_t max, uint64_t *v) {
-  size_t k = 0;
-  uint64_t x = 0;
-  int h;
-  while (k < n && k < max && (h = hex_digit(p[k])) >= 0) {
-    x = x * 16 + (uint64_t)h;
-    k++;
-  }
-  *v = x;
-  return k;
 }
 
 rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes) {
@@ -210,7 +187,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         /* A whole id and its ':' in this buffer (nearly every row): one
          * tight loop. Anything else, errors included, goes byte by byte. */
         uint64_t v;
-        size_t k = i + hex_run(chunk + i, len - i, 7, &v);
+        size_t k = i + rsc__hex_prefix(chunk + i, len - i < 7 ? len - i : 7, &v);
         if (k > i && k < len && chunk[k] == ':') {
           f->row_start = base + i;
           f->row_id = (int64_t)v;
@@ -235,7 +212,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         f->id_digits++;
         continue;
       }
-      int h = hex_digit(c);
+      int h = rsc__hex_digit(c);
       if (h < 0) {
         f->offset = base + i;
         return set_err(err, RSC_ERR_BAD_ID, base + i - 1, -1,
@@ -275,7 +252,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
          * (nearly every T or binary row): one tight loop. Anything else,
          * errors included, goes byte by byte. */
         uint64_t v;
-        size_t k = i + hex_run(chunk + i, len - i, 15, &v);
+        size_t k = i + rsc__hex_prefix(chunk + i, len - i < 15 ? len - i : 15, &v);
         if (k > i && k < len && chunk[k] == ',' && v <= f->max_row_bytes) {
           f->row_length = v;
           f->len_digits = (int)(k - i);
@@ -291,7 +268,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         f->data_start = base + i;
         continue;
       }
-      int h = hex_digit(c);
+      int h = rsc__hex_digit(c);
       if (h < 0) {
         f->offset = base + i;
         return set_err(err, RSC_ERR_BAD_LENGTH, base + i - 1, f->row_id,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "chunks.h"
+#include "hex.h"
 #include "json.h"
 
 const char rsc__generic_error[] =
@@ -47,27 +48,13 @@ static rsc_node type_error(rsc_decoder *d, const char *msg) {
   return e;
 }
 
-/* The lowercase hex digits s starts with (len at most 12, so *v fits):
- * how many, and their value in *v. */
-static size_t lower_hex_prefix(const char *s, size_t len, int64_t *v) {
-  int64_t x = 0;
-  size_t k = 0;
-  for (; k < len; k++) {
-    char c = s[k];
-    if (c >= '0' && c <= '9') x = x * 16 + (c - '0');
-    else if (c >= 'a' && c <= 'f') x = x * 16 + (c - 'a' + 10);
-    else break;
-  }
-  *v = x;
-  return k;
-}
-
 int64_t rsc__parse_ref_id(const char *s, size_t len) {
   /* The common case: lowercase hex digits up to the end or a ':'. */
   if (len > 0 && len <= 12) {
-    int64_t v;
-    size_t k = lower_hex_prefix(s, len, &v);
-    if (k > 0 && (k == len || s[k] == ':') && !(k >= 2 && s[0] == '0' && s[1] == 'x')) return v;
+    uint64_t v;
+    size_t k = rsc__hex_prefix((const uint8_t *)s, len, &v);
+    if (k > 0 && (k == len || s[k] == ':') && !(k >= 2 && s[0] == '0' && s[1] == 'x'))
+      return (int64_t)v;
   }
   size_t i = 0;
   /* parseInt trims white space (ASCII, NBSP and BOM here). */
@@ -1136,9 +1123,9 @@ bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node 
 }
 
 bool rsc__arrived_value(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out) {
-  int64_t id;
-  if (n < 2 || n > 13 || lower_hex_prefix(s + 1, n - 1, &id) != n - 1) return false;
-  const rsc_chunk *c = rsc__find_chunk(d, id);
+  uint64_t id;
+  if (n < 2 || n > 13 || rsc__hex_prefix((const uint8_t *)s + 1, n - 1, &id) != n - 1) return false;
+  const rsc_chunk *c = rsc__find_chunk(d, (int64_t)id);
   if (!c || c->state != CS_FULFILLED || c->stream || c->reaches || value_may_reach(&c->value))
     return false;
   *out = c->value;
