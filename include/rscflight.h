@@ -12,8 +12,10 @@
  * With RSC_OPT_BORROW_INPUT, text and binary rows may point into the
  * buffers fed instead, which the caller then keeps alive as long.
  *
- * Thread-safety: the library has no global mutable state. Decoders are
- * independent: two threads may use two decoders at once. One decoder (and
+ * Thread-safety: the library's one piece of global state is the slot in
+ * which rsc_decoder_free may keep a freed decoder for the next
+ * rsc_decoder_new, swapped atomically. Decoders are independent: two
+ * threads may use two decoders at once. One decoder (and
  * every node it owns) must be used by one thread at a time; reading a chunk
  * may initialise it (React parses lazily), so even reads count as use.
  *
@@ -274,8 +276,16 @@ RSC_API rsc_status rsc_decoder_finish(rsc_decoder *d);
 /* The sticky error (code RSC_OK when none). Never NULL for a non-NULL d. */
 RSC_API const rsc_error *rsc_decoder_error(const rsc_decoder *d);
 
-/* Frees the decoder and everything it owns. NULL is ignored. */
+/* Frees the decoder and everything it owns. NULL is ignored. A decoder on
+ * the default allocator that read at most 1 MiB (and holds at most 8 MiB
+ * of arenas) is instead kept, emptied, for the next rsc_decoder_new (one
+ * at a time, replacing the one kept before): a host making a decoder per
+ * response then skips the page faults of fresh memory (see
+ * rsc_decoder_reset). Nothing read from d survives either way. */
 RSC_API void rsc_decoder_free(rsc_decoder *d);
+
+/* Frees the decoder rsc_decoder_free may have kept. Thread-safe. */
+RSC_API void rsc_release_memory(void);
 
 /* Makes d a new decoder with the same options, for the next stream, but
  * keeps the memory it holds (arena blocks, the JSON parser's buffers,
@@ -293,7 +303,9 @@ RSC_API rsc_decoder *rsc_decode(const char *buf, size_t len, const rsc_options *
 
 /* Whether the decoder uses development semantics (set, or detected). */
 RSC_API int rsc_decoder_is_dev(const rsc_decoder *d);
-/* Bytes fed so far, and the most memory the decoder has held. */
+/* Bytes fed so far, and the most memory the decoder has held (for a
+ * decoder that rsc_decoder_new took from what rsc_decoder_free kept, or one
+ * reset, the memory it kept counts from the start). */
 RSC_API uint64_t rsc_decoder_bytes(const rsc_decoder *d);
 RSC_API size_t rsc_decoder_peak_memory(const rsc_decoder *d);
 

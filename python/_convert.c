@@ -2013,6 +2013,16 @@ static PyObject *py_dec_close(PyObject *self, PyObject *obj) {
 
 /* ---- registration ------------------------------------------------------------- */
 
+/* release_memory(): the decoders loads keeps for the next call, and the
+ * one rsc_decoder_free keeps in the library, freed. */
+static PyObject *py_release_memory(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  while (pool_len > 0) rsc_decoder_free(pool[--pool_len].d);
+  rsc_release_memory();
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"_set_types", (PyCFunction)py_set_types, METH_O, "hand over the Python classes (once)"},
     {"_decode", (PyCFunction)(void (*)(void))py_decode, METH_FASTCALL,
@@ -2027,6 +2037,8 @@ static PyMethodDef methods[] = {
     {"_dec_dump", (PyCFunction)(void (*)(void))py_dec_dump, METH_FASTCALL, NULL},
     {"_dec_info", (PyCFunction)py_dec_info, METH_O, NULL},
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
+    {"_release_memory", (PyCFunction)py_release_memory, METH_NOARGS,
+     "free the decoders kept for the next decode"},
     {"_text_refused", (PyCFunction)py_text_refused, METH_NOARGS,
      "strings the direct UTF-8 path handed back to CPython's decoder (tests)"},
     {NULL, NULL, 0, NULL}};

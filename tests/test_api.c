@@ -1,6 +1,8 @@
 /* test_api.c - the public API only (include/rscflight.h). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,6 +469,149 @@ Test(api, reset_starts_a_new_stream) {
  * an owner still pending is dropped, as React's client without a debug
  * channel drops it. Production elements have none, and their "_owner" is
  * not a property a path can reach. */
+/* A payload of n small rows and a root that lists them: a few hundred KB
+ * of arena for n = 4000, over 1 MiB of input for n = 40000. */
+static char *many_rows(int n, size_t *len) {
+  char *b = malloc((size_t)n * 48 + 16);
+  size_t k = 0;
+  for (int i = 1; i <= n; i++) k += (size_t)sprintf(b + k, "%x:{\"a\":\"s%d\",\"b\":[1,2]}\n", i, i);
+  k += (size_t)sprintf(b + k, "0:[");
+  for (int i = 1; i <= n; i++) k += (size_t)sprintf(b + k, "%s\"$%x\"", i > 1 ? "," : "", i);
+  k += (size_t)sprintf(b + k, "]\n");
+  *len = k;
+  return b;
+}
+
+static int warm_events;
+static int count_event(void *ctx, const rsc_event *ev) {
+  (void)ctx;
+  (void)ev;
+  warm_events++;
+  return 0;
+}
+
+/* rsc_decoder_free keeps one freed decoder (default allocator, at most
+ * 1 MiB read) for the next rsc_decoder_new: it comes back empty, under the
+ * new caller's options, still holding its memory. */
+Test(api, freed_decoder_is_kept_for_the_next) {
+  rsc_release_memory();
+  size_t len;
+  char *big = many_rows(4000, &len);
+  rsc_options lenient;
+  rsc_options_init(&lenient);
+  lenient.flags = RSC_OPT_LENIENT_IDS | RSC_OPT_DEV;
+  rsc_decoder *d1 = rsc_decoder_new(&lenient);
+  cr_assert_eq(rsc_decoder_feed(d1, big, len), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d1), RSC_OK);
+  size_t held = rsc_decoder_peak_memory(d1);
+  cr_assert_gt(held, (size_t)256 << 10, "%zu", held);
+  rsc_decoder_free(d1);
+
+  /* Same decoder, emptied; the lenient and development flags are gone,
+   * the hook is the new one. */
+  rsc_options hooked;
+  rsc_options_init(&hooked);
+  hooked.on_event = count_event;
+  rsc_decoder *d2 = rsc_decoder_new(&hooked);
+  cr_expect_eq(d2, d1);
+  cr_expect_geq(rsc_decoder_peak_memory(d2), held / 2);
+  cr_expect_eq(rsc_decoder_bytes(d2), 0);
+  cr_expect_eq(rsc_decoder_error(d2)->code, RSC_OK);
+  cr_expect_not(rsc_decoder_is_dev(d2));
+  cr_expect_eq(rsc_chunk_status(rsc_decoder_root(d2)), RSC_CHUNK_PENDING);
+  cr_expect_eq(rsc_decoder_feed(d2, "A:1\n", 4), RSC_ERR_BAD_ID);
+  rsc_decoder_free(d2);
+
+  rsc_decoder *d3 = rsc_decoder_new(NULL);
+  cr_expect_eq(d3, d1);
+  int before = warm_events;
+  cr_assert_eq(rsc_decoder_feed(d3, "0:[7]\n", 6), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d3), RSC_OK);
+  cr_expect_eq(rsc_node_number(rsc_node_at(root_value(d3), 0)), 7);
+  cr_expect_eq(warm_events, before, "the hook of a decoder freed before was called");
+
+  /* Another depth limit sizes simdjson's buffers otherwise: a new decoder,
+   * and the kept one stays for a decoder like it. */
+  rsc_decoder_free(d3);
+  rsc_options deep;
+  rsc_options_init(&deep);
+  deep.limits.max_depth = 100;
+  rsc_decoder *d4 = rsc_decoder_new(&deep);
+  cr_expect_neq(d4, d1);
+  cr_expect_lt(rsc_decoder_peak_memory(d4), held / 2);
+  rsc_decoder *d5 = rsc_decoder_new(NULL);
+  cr_expect_eq(d5, d1);
+  rsc_decoder_free(d4); /* replaces nothing: the slot was empty */
+  rsc_decoder_free(d5); /* replaces d4, which is freed */
+
+  /* rsc_release_memory frees the kept one. */
+  rsc_release_memory();
+  rsc_decoder *d6 = rsc_decoder_new(NULL);
+  cr_expect_lt(rsc_decoder_peak_memory(d6), held / 2);
+  rsc_decoder_free(d6);
+  rsc_release_memory();
+  free(big);
+}
+
+Test(api, what_is_not_kept) {
+  rsc_release_memory();
+  /* more than 1 MiB read */
+  size_t len;
+  char *big = many_rows(40000, &len);
+  cr_assert_gt(len, (size_t)1 << 20);
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  cr_assert_eq(rsc_decoder_feed(d, big, len), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  size_t held = rsc_decoder_peak_memory(d);
+  rsc_decoder_free(d);
+  d = rsc_decoder_new(NULL);
+  cr_expect_lt(rsc_decoder_peak_memory(d), held / 8, "%zu of %zu", rsc_decoder_peak_memory(d), held);
+  rsc_decoder_free(d);
+  rsc_release_memory();
+  /* a caller's allocator: the decoder is freed through it */
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.alloc.malloc = count_malloc;
+  opt.alloc.realloc = count_realloc;
+  opt.alloc.free = count_free;
+  d = rsc_decoder_new(&opt);
+  rsc_decoder_feed(d, "0:1\n", 4);
+  rsc_decoder_finish(d);
+  size_t frees = free_calls;
+  rsc_decoder_free(d);
+  cr_expect_gt(free_calls, frees, "a decoder on the caller's allocator was kept");
+  free(big);
+}
+
+/* Threads that make and free decoders at once never share one (run under
+ * ASan and TSan-free builds alike: a shared decoder would mix values). */
+static void *warm_worker(void *arg) {
+  int t = (int)(intptr_t)arg;
+  for (int i = 0; i < 2000; i++) {
+    char row[64];
+    int n = snprintf(row, sizeof row, "0:[%d,%d,\"$1\"]\n1:\"x\"\n", t, i);
+    rsc_decoder *d = rsc_decoder_new(NULL);
+    if (!d || rsc_decoder_feed(d, row, (size_t)n) != RSC_OK || rsc_decoder_finish(d) != RSC_OK)
+      return (void *)1;
+    const rsc_node *v = root_value(d);
+    if (rsc_node_number(rsc_node_at(v, 0)) != t || rsc_node_number(rsc_node_at(v, 1)) != i)
+      return (void *)1;
+    rsc_decoder_free(d);
+  }
+  return NULL;
+}
+
+Test(api, threads_make_and_free_decoders) {
+  pthread_t th[3];
+  for (int t = 0; t < 3; t++) cr_assert_eq(pthread_create(&th[t], NULL, warm_worker, (void *)(intptr_t)t), 0);
+  for (int t = 0; t < 3; t++) {
+    void *r;
+    pthread_join(th[t], &r);
+    cr_expect_null(r, "thread %d saw another's values", t);
+  }
+  rsc_release_memory();
+}
+
 Test(api, element_owner_in_development_only) {
   const char *now = "1:{\"name\":\"App\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n";
   const char *blocked = "1:{\"name\":\"App\",\"x\":\"$2\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n"

@@ -46,7 +46,7 @@ _n._set_types(dict(vars(_types), **TYPED_ARRAYS))
 __version__ = ffi.string(lib.rsc_version()).decode()
 DecodeError.CODE_NAMES.update(ffi.typeof("rsc_status").elements)
 
-__all__ = ["loads", "canonical_dump", "Decoder", "ffi", "lib", "__version__"] + list(_types.__all__)
+__all__ = ["loads", "canonical_dump", "release_memory", "Decoder", "ffi", "lib", "__version__"] + list(_types.__all__)
 
 _LIMIT_NAMES = ("max_row_bytes", "max_total_bytes", "max_depth", "max_nodes", "max_chunks",
                 "max_path_hops")
@@ -112,6 +112,14 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     if status == "fulfilled":
         return value
     return _root(status, value)
+
+
+def release_memory():
+    """Free the decoders kept for the next decode: ``loads`` and
+    ``canonical_dump`` keep two that read at most 1 MB each, and the C
+    library one more (``rsc_release_memory``), so that repeated decodes skip
+    the page faults of fresh memory. Decoding afterwards works as before."""
+    _n._release_memory()
 
 
 def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
