@@ -96,6 +96,10 @@ static bool has_b_tag(const uint8_t *p, size_t n) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < FUZZ_HDR) return 0;
+  /* Each input starts without a kept decoder, so that it replays alone as
+   * it ran; the decodes below then take the one the previous freed
+   * (rsc_decoder_free keeps one), and must agree with the first. */
+  rsc_release_memory();
   fuzz_alloc fa = {0, 0, 0};
   fuzz_opts fo;
   fuzz_parse_opts(data, &fo, &fa);

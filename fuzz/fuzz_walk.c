@@ -200,6 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_CHECK(rsc_kind_name((rsc_kind)999) != NULL);
   FUZZ_CHECK(rsc_binary_kind_name((rsc_binary_kind)999) != NULL);
 
+  rsc_release_memory(); /* a fresh decoder, so that the input replays alone */
   rsc_decoder *d = rsc_decoder_new(&fo.opt);
   if (!d) {
     FUZZ_CHECK(fo.failing);

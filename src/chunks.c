@@ -36,13 +36,10 @@ rsc_chunk *rsc__find_chunk(const rsc_decoder *d, int64_t id) {
   }
 }
 
-/* Rebuilds the hash table with cap slots, moving the ids now below
- * dense_cap into the array. */
-static bool rehash(rsc_decoder *d, size_t cap) {
+/* Moves the hashed chunks into slots (cap of them, zeroed), those with ids
+ * now below dense_cap into the array; cannot fail. */
+static void rehash_into(rsc_decoder *d, rsc_chunk **slots, size_t cap) {
   chunk_table *t = &d->table;
-  rsc_chunk **slots = (rsc_chunk **)rsc__heap_alloc(&d->arena.alloc, cap * sizeof *slots);
-  if (!slots) return false;
-  memset(slots, 0, cap * sizeof *slots);
   size_t hashed = 0;
   for (size_t i = 0; i < t->cap; i++) {
     rsc_chunk *c = t->slots[i];
@@ -60,21 +57,44 @@ static bool rehash(rsc_decoder *d, size_t cap) {
   t->slots = slots;
   t->cap = cap;
   t->hashed = hashed;
+}
+
+static rsc_chunk **new_slots(rsc_decoder *d, size_t cap) {
+  rsc_chunk **slots = (rsc_chunk **)rsc__heap_alloc(&d->arena.alloc, cap * sizeof *slots);
+  if (slots) memset(slots, 0, cap * sizeof *slots);
+  return slots;
+}
+
+/* Rebuilds the hash table with cap slots. */
+static bool rehash(rsc_decoder *d, size_t cap) {
+  rsc_chunk **slots = new_slots(d, cap);
+  if (!slots) return false;
+  rehash_into(d, slots, cap);
   return true;
 }
 
-/* Makes the array hold id (the caller checked it is near the count). */
+/* Makes the array hold id (the caller checked it is near the count). The
+ * hash table's new slots come first: if the array grew and they then
+ * failed, hashed ids below the new size would be looked for in the array
+ * only, and not found (fuzz_walk: a chunk listed by rsc_decoder_chunk_at
+ * that rsc_decoder_chunk did not find, after an allocation failure). */
 static bool dense_grow(rsc_decoder *d, uint64_t id) {
   chunk_table *t = &d->table;
   size_t cap = t->dense_cap ? t->dense_cap * 2 : 64;
   while (cap <= id) cap *= 2;
+  rsc_chunk **slots = NULL;
+  if (t->hashed && !(slots = new_slots(d, t->cap))) return false;
   rsc_chunk **dense = (rsc_chunk **)rsc__heap_realloc(
       &d->arena.alloc, t->dense, t->dense_cap * sizeof *dense, cap * sizeof *dense);
-  if (!dense) return false;
+  if (!dense) {
+    rsc__heap_free(&d->arena.alloc, slots);
+    return false;
+  }
   memset(dense + t->dense_cap, 0, (cap - t->dense_cap) * sizeof *dense);
   t->dense = dense;
   t->dense_cap = cap;
-  return !t->hashed || rehash(d, t->cap);
+  if (slots) rehash_into(d, slots, t->cap);
+  return true;
 }
 
 rsc_chunk *rsc__new_chunk(rsc_decoder *d, uint8_t state) {

@@ -113,6 +113,13 @@ static char *decode_with(const char *in, size_t len, uint32_t flags, size_t piec
     cr_assert(e->msg != NULL);
     cr_assert(e->offset <= len, "offset %llu past %zu bytes", (unsigned long long)e->offset, len);
   }
+  /* Whatever failed, the table finds by id each chunk it lists. */
+  for (size_t i = 0, n = rsc_decoder_chunk_count(d); i < n; i++) {
+    const rsc_chunk *ch = rsc_decoder_chunk_at(d, i);
+    cr_assert(ch && rsc_decoder_chunk(d, rsc_chunk_id(ch)) == ch,
+              "failing call %lu: chunk %zu (id %lld) is listed but not found", fail_at, i,
+              ch ? (long long)rsc_chunk_id(ch) : -1LL);
+  }
   char *dump = rsc_dump(d, 0, NULL);
   if (*status != RSC_OK) cr_assert_null(dump, "a failed decoder has no dump");
   rsc_decoder_free(d);
@@ -231,6 +238,30 @@ Test(alloc, every_call_fails_cleanly_after_reset) {
 /* Failure inside the row stages of hostile shapes: a deep row (the JSON
  * parser's and the walk's stacks), and one simdjson refuses (the fallback
  * parser's stack). */
+/* A row id far past the count goes to the hash table; when the array
+ * later grows past it, it moves into the array. Each allocation of that
+ * growth fails in turn (fuzz_walk found the table losing the id). */
+Test(alloc, chunk_array_growth_fails_cleanly) {
+  char in[4096];
+  size_t n = (size_t)sprintf(in, "60:\"far\"\n");
+  for (int i = 1; i < 0x50; i++) n += (size_t)sprintf(in + n, "%x:%d\n", i, i);
+  n += (size_t)sprintf(in + n, "0:[\"$60\",\"$4f\"]\n");
+  counting clean = {0, 0, false, 0, 0, 0};
+  rsc_status st;
+  bool null_decoder;
+  char *want = decode_with(in, n, 0, 0, &clean, &st, &null_decoder);
+  cr_assert_eq(st, RSC_OK);
+  cr_assert_str_eq(want, "{\"ok\":[\"far\",79]}");
+  for (unsigned long k = 1; k <= clean.calls; k++) {
+    counting c = {0, k, false, 0, 0, 0};
+    char *got = decode_with(in, n, 0, 0, &c, &st, &null_decoder);
+    cr_assert_eq(c.live, 0, "fail at %lu: %ld blocks not freed", k, c.live);
+    cr_assert(st == RSC_ERR_NOMEM, "fail at %lu: %s", k, rsc_status_name(st));
+    rsc_free(got);
+  }
+  rsc_free(want);
+}
+
 Test(alloc, deep_rows) {
   static const char *inners[] = {"\"$1\"", "\"\\ud800$1\""};
   for (int k = 0; k < 2; k++) {
