@@ -102,14 +102,17 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
  * blocks in again (table-1000-rows: 1.6x the time of a reused decoder,
  * 92 faults and 7 brk calls per decode). rsc_decoder_free therefore keeps
  * one decoder in a slot for the next rsc_decoder_new: only a decoder on
- * the default allocator that read at most WARM_MAX_READ bytes and whose
- * arenas hold at most WARM_MAX_HELD (so what stays is bounded), taken
+ * the default allocator that read at most WARM_MAX_READ bytes, whose row
+ * buffers are sized for rows of at most 2 MiB (a reset keeps them: a
+ * decoder reset after a big row holds them still) and whose arenas hold at most WARM_MAX_HELD
+ * (so what stays is bounded), taken
  * again by a decoder with the same JSON depth limit (simdjson's buffers
  * are sized by it) and emptied by rsc_decoder_reset under the new options.
  * One atomic slot: a decoder is never shared between threads. A caller
  * who wants the memory back calls rsc_release_memory. */
 #define WARM_MAX_READ ((uint64_t)1 << 20)
 #define WARM_MAX_HELD ((size_t)8 << 20)
+#define WARM_MAX_ROW_BUFFER ((size_t)2 << 20) /* buffers double as they grow */
 #ifndef __STDC_NO_ATOMICS__
 static _Atomic(rsc_decoder *) warm_slot;
 #define WARM_SWAP(d) atomic_exchange(&warm_slot, (d))
@@ -205,7 +208,8 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
 void rsc_decoder_free(rsc_decoder *d) {
   if (!d) return;
   if (default_alloc(&d->opt.alloc) && rsc_decoder_bytes(d) <= WARM_MAX_READ &&
-      d->arena.total + d->strings.total <= WARM_MAX_HELD)
+      d->arena.total + d->strings.total <= WARM_MAX_HELD && d->frame && d->json &&
+      d->frame->buf_cap <= WARM_MAX_ROW_BUFFER && rsc__json_capacity(d->json) <= WARM_MAX_ROW_BUFFER)
     d = WARM_SWAP(d); /* kept; the one it replaces (if any) is freed */
   decoder_destroy(d);
 }

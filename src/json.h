@@ -26,6 +26,9 @@ typedef struct rsc_json rsc_json;
 
 rsc_json *rsc__json_new(rsc_decoder *d);
 void rsc__json_free(rsc_json *j);
+/* The longest row the parser's buffers are sized for (simdjson's
+ * capacity, or the padded copy's). */
+size_t rsc__json_capacity(const rsc_json *j);
 
 /* Parses data[0..len). padded: RSC_FRAME_PADDING readable bytes follow.
  * elements: a production model row, whose element tuples with nothing else

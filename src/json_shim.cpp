@@ -62,6 +62,11 @@ extern "C" rsc_json *rsc__json_new(rsc_decoder *d) {
   }
 }
 
+extern "C" size_t rsc__json_capacity(const rsc_json *j) {
+  size_t cap = j->parser.capacity();
+  return j->pad_cap > cap ? j->pad_cap : cap;
+}
+
 extern "C" void rsc__json_free(rsc_json *j) {
   if (!j) return;
   // The growable buffers go through the caller's allocator hooks, like

@@ -568,6 +568,27 @@ Test(api, what_is_not_kept) {
   cr_expect_lt(rsc_decoder_peak_memory(d), held / 8, "%zu of %zu", rsc_decoder_peak_memory(d), held);
   rsc_decoder_free(d);
   rsc_release_memory();
+  /* buffers sized for a 3 MiB row, kept by a reset before a small stream */
+  size_t row = (size_t)3 << 20;
+  char *one = malloc(row + 16);
+  size_t m = (size_t)sprintf(one, "0:\"");
+  memset(one + m, 'a', row);
+  m += row;
+  m += (size_t)sprintf(one + m, "\"\n");
+  d = rsc_decoder_new(NULL);
+  cr_assert_eq(rsc_decoder_feed(d, one, m), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, "0:1\n", 4), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  held = rsc_decoder_peak_memory(d);
+  cr_assert_gt(held, row, "%zu", held);
+  rsc_decoder_free(d);
+  d = rsc_decoder_new(NULL);
+  cr_expect_lt(rsc_decoder_peak_memory(d), held / 8, "%zu of %zu", rsc_decoder_peak_memory(d), held);
+  rsc_decoder_free(d);
+  rsc_release_memory();
+  free(one);
   /* a caller's allocator: the decoder is freed through it */
   rsc_options opt;
   rsc_options_init(&opt);
