@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A short libFuzzer run of each harness (fuzz/; clang, ASan + UBSan):
-# first every input that once crashed (fuzz/regressions), then
-# RSC_FUZZ_SECONDS (default 20) of fuzzing per harness, two at a time,
-# seeded from the fixtures (and from fuzz/corpus-<harness> when a long run
-# left one). Any crash, sanitizer report, leak or timeout fails the script;
+# first every input that once crashed (fuzz/regressions), then the corpus
+# long runs left, minimized (fuzz/replay.tar.xz), then RSC_FUZZ_SECONDS
+# (default 20) of fuzzing per harness, two at a time, seeded from the
+# fixtures and that corpus (and from fuzz/corpus-<harness> when a long run
+# left one here). Any crash, sanitizer report, leak or timeout fails the script;
 # the input is kept as build-fuzz/crash-<harness>-*. The long runs are in
 # docs/hardening.md.
 set -euo pipefail
@@ -28,9 +29,25 @@ regress frame fuzz/regressions/frame-*
 regress decode fuzz/regressions/decode-* fuzz/regressions/walk-*
 regress walk fuzz/regressions/decode-* fuzz/regressions/walk-*
 
+# The kept corpus: what libFuzzer's -merge=1 kept of the long runs' corpora
+# (inputs that add coverage), replayed whole. A local corpus found an
+# allocation-failure bug that no CI run had met (docs/hardening.md).
+rm -rf build-fuzz/replay && mkdir -p build-fuzz/replay
+tar xJf fuzz/replay.tar.xz -C build-fuzz/replay
+replay() {
+  local h=$1 dir=build-fuzz/replay/$1
+  build-fuzz/fuzz/fuzz_"$h" -runs=0 -timeout=10 -rss_limit_mb=2048 "$dir" >build-fuzz/replay-"$h".log 2>&1 ||
+    { tail -40 build-fuzz/replay-"$h".log >&2; echo "fuzz_$h: an input of the kept corpus fails" >&2; return 1; }
+  echo "fuzz_$h: $(find "$dir" -type f | wc -l) inputs of the kept corpus pass"
+}
+replay frame
+replay decode
+replay walk
+
 run() {
   local h=$1 seeds=build-fuzz/seeds/decode extra=()
   [ "$h" = frame ] && seeds=build-fuzz/seeds/frame
+  extra+=(build-fuzz/replay/"$h")
   [ -d fuzz/corpus-"$h" ] && extra+=(fuzz/corpus-"$h")
   mkdir -p build-fuzz/corpus-smoke-"$h"
   if build-fuzz/fuzz/fuzz_"$h" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
