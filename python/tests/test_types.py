@@ -66,12 +66,29 @@ def _same_str(got, want):
     assert sys.getsizeof(got) == sys.getsizeof(want) and hash(got) == hash(want)
 
 
+_SCANS = [True, False] if hasattr(R._rscflight, "_scan_avx2") else [None]
+
+
+@pytest.fixture(params=_SCANS, ids=lambda a: {True: "avx2", False: "sse2", None: "default"}[a])
+def scan(request):
+    """The string scan with AVX2 (where the CPU has it) and without."""
+    if request.param is None:
+        yield None
+        return
+    old = R._rscflight._scan_avx2(request.param)
+    try:
+        yield request.param
+    finally:
+        R._rscflight._scan_avx2(old)
+
+
 @pytest.mark.parametrize("seed", range(8))
-def test_strings_of_every_width(seed):
+def test_strings_of_every_width(seed, scan):
     """loads builds long strings itself (python/_convert.c, text): widest
-    byte and length first, then runs of ASCII, 2- and 4-byte characters 16
-    bytes at a time. Runs cut at every offset, every width's edges, lone
-    surrogates, in JSON strings and T rows, against Python's own decoder."""
+    byte and length first (32 bytes at a time with AVX2, else 16), then runs
+    of ASCII, 2- and 4-byte characters 16 bytes at a time. Runs cut at every
+    offset, every width's edges, lone surrogates, in JSON strings and T
+    rows, against Python's own decoder."""
     import json
     import random
     rnd = random.Random(seed)
@@ -103,8 +120,12 @@ def test_strings_of_every_width(seed):
         _same_str(got, want)
         # a map key and a long key take the same path
         _same_str(next(iter(R.loads(b"0:{" + json.dumps(want, ensure_ascii=False).encode() + b":1}\n"))), want)
-    for n in (4063, 4064, 4065, 4068, 4079, 4080, 4081, 4084, 4096, 8200, 65536 + 3):
-        for c in "aéЖ東🙂":  # a byte lane counts 254 blocks, then starts again
+    # a byte lane counts 254 blocks (of 16 bytes, or 32 with AVX2), then
+    # starts again; around 32 and 64 bytes the AVX2 bulk starts
+    for n in (31, 32, 33, 63, 64, 65, 95, 96, 97, 4063, 4064, 4065, 4068, 4079, 4080, 4081,
+              4084, 4096, 8127, 8128, 8129, 8132, 8159, 8160, 8161, 8200, 16256, 16257,
+              65536 + 3):
+        for c in "aéЖ東🙂":
             want = c * (n // len(c.encode())) + "x" * (n % len(c.encode()))
             raw = want.encode()
             _same_str(R.loads(b"1:T%x," % len(raw) + raw + b'0:"$1"\n'), want)
