@@ -100,16 +100,15 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
  * fresh memory on each one: glibc hands a heap top of more than 128 KiB
  * back to the kernel when it is freed, so every new decoder faulted its
  * blocks in again (table-1000-rows: 1.6x the time of a reused decoder,
- * 92 faults and 7 brk calls per decode). rsc_decoder_free therefore keeps
- * one decoder in a slot for the next rsc_decoder_new: only a decoder on
- * the default allocator that read at most WARM_MAX_READ bytes, whose row
- * buffers are sized for rows of at most 2 MiB (a reset keeps them: a
- * decoder reset after a big row holds them still) and whose arenas hold at most WARM_MAX_HELD
- * (so what stays is bounded), taken
- * again by a decoder with the same JSON depth limit (simdjson's buffers
- * are sized by it) and emptied by rsc_decoder_reset under the new options.
- * One atomic slot: a decoder is never shared between threads. A caller
- * who wants the memory back calls rsc_release_memory. */
+ * about 100 page faults and a dozen brk calls per decode). So
+ * rsc_decoder_free keeps one decoder in a slot for the next
+ * rsc_decoder_new, if what stays is bounded: the default allocator, at most
+ * WARM_MAX_READ bytes read, arenas of at most WARM_MAX_HELD, row buffers
+ * for rows of at most WARM_MAX_ROW_BUFFER (a reset keeps those: a decoder
+ * reset after a big row still holds them). A decoder with the same JSON
+ * depth limit (simdjson's buffers are sized by it) takes it, emptied by
+ * rsc_decoder_reset under the new options. One atomic slot: a decoder is
+ * never shared between threads. rsc_release_memory frees it. */
 #define WARM_MAX_READ ((uint64_t)1 << 20)
 #define WARM_MAX_HELD ((size_t)8 << 20)
 #define WARM_MAX_ROW_BUFFER ((size_t)2 << 20) /* buffers double as they grow */
@@ -205,12 +204,15 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   return RSC_OK;
 }
 
+static bool keepable(const rsc_decoder *d) {
+  return default_alloc(&d->opt.alloc) && rsc_decoder_bytes(d) <= WARM_MAX_READ &&
+         d->arena.total + d->strings.total <= WARM_MAX_HELD && d->frame && d->json &&
+         d->frame->buf_cap <= WARM_MAX_ROW_BUFFER &&
+         rsc__json_capacity(d->json) <= WARM_MAX_ROW_BUFFER;
+}
+
 void rsc_decoder_free(rsc_decoder *d) {
-  if (!d) return;
-  if (default_alloc(&d->opt.alloc) && rsc_decoder_bytes(d) <= WARM_MAX_READ &&
-      d->arena.total + d->strings.total <= WARM_MAX_HELD && d->frame && d->json &&
-      d->frame->buf_cap <= WARM_MAX_ROW_BUFFER && rsc__json_capacity(d->json) <= WARM_MAX_ROW_BUFFER)
-    d = WARM_SWAP(d); /* kept; the one it replaces (if any) is freed */
+  if (d && keepable(d)) d = WARM_SWAP(d); /* kept; the one it replaces is freed */
   decoder_destroy(d);
 }
 
