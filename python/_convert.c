@@ -265,9 +265,10 @@ static inline int lanes_at_least(__m128i v, int byte) {
 }
 
 #ifdef HAVE_SCAN_AVX2
-/* The scan's bulk 32 bytes at a time where the CPU has AVX2 (checked once,
- * at the first string; _scan_avx2() turns it off for the tests): on long
- * text the scan was half of text(). Reads the 32-byte blocks of p[0..n)
+/* Where the CPU has AVX2 (checked once, at the first string; _scan_avx2()
+ * turns it off for the tests), the scan's bulk and the fill's runs of 2-
+ * and 4-byte characters go 32 bytes at a time. The scan: on long text it
+ * was half of text(). Reads the 32-byte blocks of p[0..n)
  * and returns the bytes read (a multiple of 32); their widest byte goes in
  * *vmax, their continuation bytes in *cont. */
 __attribute__((target("avx2"))) static size_t scan_blocks_avx2(const uint8_t *p, size_t n,
@@ -291,6 +292,66 @@ __attribute__((target("avx2"))) static size_t scan_blocks_avx2(const uint8_t *p,
   }
   *vmax = _mm_max_epu8(_mm256_castsi256_si128(vm), _mm256_extracti128_si256(vm, 1));
   *cont = c;
+  return i;
+}
+
+/* The fill's runs of 2-byte characters 16 at a time, as 16-bit lanes (a
+ * pair is lead | continuation << 8), while 32 bytes remain and all are such
+ * pairs: the 16-byte loop of utf8_fill twice as wide. Returns the new i,
+ * *kp moved past the characters written. kind 1 only for leads below C4
+ * (utf8_fill's test), so packing saturates nothing. */
+__attribute__((target("avx2"))) static size_t run2_avx2(const uint8_t *p, size_t n, size_t i,
+                                                         void *out, size_t *kp, int kind) {
+  const __m256i form = _mm256_set1_epi16((short)0xC0E0), pair = _mm256_set1_epi16((short)0x80C0);
+  const __m256i low5 = _mm256_set1_epi16(0x1F), low6 = _mm256_set1_epi16(0x3F);
+  size_t k = *kp;
+  while (n - i >= 32) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+    if ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_and_si256(v, form), pair)) !=
+        0xFFFFFFFFu)
+      break;
+    __m256i ch = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(v, low5), 6),
+                                 _mm256_and_si256(_mm256_srli_epi16(v, 8), low6));
+    if (kind == 1) {
+      /* packing works per 128-bit half: gather the halves' low 8 bytes */
+      __m256i b8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(ch, ch), 0x08);
+      _mm_storeu_si128((__m128i *)((uint8_t *)out + k), _mm256_castsi256_si128(b8));
+    } else if (kind == 2) {
+      _mm256_storeu_si256((__m256i *)((uint16_t *)out + k), ch);
+    } else {
+      _mm256_storeu_si256((__m256i *)((uint32_t *)out + k),
+                          _mm256_cvtepu16_epi32(_mm256_castsi256_si128(ch)));
+      _mm256_storeu_si256((__m256i *)((uint32_t *)out + k + 8),
+                          _mm256_cvtepu16_epi32(_mm256_extracti128_si256(ch, 1)));
+    }
+    i += 32, k += 16;
+  }
+  *kp = k;
+  return i;
+}
+
+/* The same for 4-byte characters (emoji), 8 at a time as 32-bit lanes,
+ * into a str of kind 4. */
+__attribute__((target("avx2"))) static size_t run4_avx2(const uint8_t *p, size_t n, size_t i,
+                                                         void *out, size_t *kp) {
+  const __m256i form = _mm256_set1_epi32((int)0xC0C0C0F8), quad = _mm256_set1_epi32((int)0x808080F0),
+                low6 = _mm256_set1_epi32(0x3F), top = _mm256_set1_epi32(0x10FFFF);
+  size_t k = *kp;
+  while (n - i >= 32) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+    if ((uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_and_si256(v, form), quad)) !=
+        0xFFFFFFFFu)
+      break;
+    __m256i ch = _mm256_or_si256(
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x07)), 18),
+                        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 8), low6), 12)),
+        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 16), low6), 6),
+                        _mm256_and_si256(_mm256_srli_epi32(v, 24), low6)));
+    if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(ch, top))) break; /* F5-F7 leads */
+    _mm256_storeu_si256((__m256i *)((uint32_t *)out + k), ch);
+    i += 32, k += 8;
+  }
+  *kp = k;
   return i;
 }
 
@@ -383,6 +444,65 @@ static inline __attribute__((always_inline)) void put_ascii16(void *out, size_t 
   }
 }
 
+/* The fill's runs of 2-byte characters (Latin, Greek, Cyrillic, Hebrew,
+ * Arabic) from p[i], at least 16 bytes left: 8 at a time as 16-bit lanes (a
+ * pair is lead | continuation << 8), and once a run has gone 16 characters,
+ * 16 at a time with AVX2 where the CPU has it. Returns the new i, *kp moved
+ * past the characters written. Out of line, so that the fill's scalar loop
+ * keeps its registers. */
+typedef struct fill_at {
+  size_t i, k; /* bytes read, characters written */
+} fill_at;
+
+__attribute__((noinline)) static fill_at run2(const uint8_t *p, size_t n, size_t i, void *out,
+                                              size_t k, int kind) {
+  const __m128i form = _mm_set1_epi16((short)0xC0E0), pair = _mm_set1_epi16((short)0x80C0);
+  do {
+    __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(v, form), pair)) != 0xFFFF) break;
+    __m128i ch = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x1F)), 6),
+                              _mm_and_si128(_mm_srli_epi16(v, 8), _mm_set1_epi16(0x3F)));
+    if (kind == 1) {
+      _mm_storel_epi64((__m128i *)((uint8_t *)out + k), _mm_packus_epi16(ch, ch));
+    } else if (kind == 2) {
+      _mm_storeu_si128((__m128i *)((uint16_t *)out + k), ch);
+    } else {
+      const __m128i zero = _mm_setzero_si128();
+      _mm_storeu_si128((__m128i *)((uint32_t *)out + k), _mm_unpacklo_epi16(ch, zero));
+      _mm_storeu_si128((__m128i *)((uint32_t *)out + k + 4), _mm_unpackhi_epi16(ch, zero));
+    }
+    i += 16, k += 8;
+#ifdef HAVE_SCAN_AVX2
+    if (scan_avx2 > 0 && n - i >= 32) i = run2_avx2(p, n, i, out, &k, kind);
+#endif
+  } while (n - i >= 16);
+  return (fill_at){i, k};
+}
+
+/* The same for 4-byte characters (emoji) into a str of kind 4: 4 at a time
+ * as 32-bit lanes, then 8 at a time with AVX2. */
+__attribute__((noinline)) static fill_at run4(const uint8_t *p, size_t n, size_t i, void *out,
+                                              size_t k) {
+  const __m128i form = _mm_set1_epi32((int)0xC0C0C0F8), quad = _mm_set1_epi32((int)0x808080F0),
+                low6 = _mm_set1_epi32(0x3F), top = _mm_set1_epi32(0x10FFFF);
+  do {
+    __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(v, form), quad)) != 0xFFFF) break;
+    __m128i ch = _mm_or_si128(
+        _mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
+                     _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 8), low6), 12)),
+        _mm_or_si128(_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 16), low6), 6),
+                     _mm_and_si128(_mm_srli_epi32(v, 24), low6)));
+    if (_mm_movemask_epi8(_mm_cmpgt_epi32(ch, top))) break; /* F5-F7 leads */
+    _mm_storeu_si128((__m128i *)((uint32_t *)out + k), ch);
+    i += 16, k += 4;
+#ifdef HAVE_SCAN_AVX2
+    if (scan_avx2 > 0 && n - i >= 32) i = run4_avx2(p, n, i, out, &k);
+#endif
+  } while (n - i >= 16);
+  return (fill_at){i, k};
+}
+
 /* Writes the characters of p[0..n) into out, a str's data of `chars`
  * characters of `kind` bytes each (a constant where it is inlined); 0 when
  * they are not exactly `chars` characters. No write can pass `chars`: each
@@ -417,43 +537,10 @@ static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, siz
       put_char(out, k++, ch, kind);
     } while (++m < 8 && n - i >= 4 && (b = p[i]) >= 0x80);
     if (m < 8 || n - i < 16 || (b = p[i]) < 0x80) continue;
-    if (b < 0xE0 && (kind > 1 || b < 0xC4)) {
-      /* 2-byte characters (Latin, Greek, Cyrillic, Hebrew, Arabic), 8 at a
-       * time: as a 16-bit lane, a pair is lead | continuation << 8. */
-      const __m128i form = _mm_set1_epi16((short)0xC0E0), pair = _mm_set1_epi16((short)0x80C0);
-      do {
-        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(v, form), pair)) != 0xFFFF) break;
-        __m128i ch = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x1F)), 6),
-                                  _mm_and_si128(_mm_srli_epi16(v, 8), _mm_set1_epi16(0x3F)));
-        if (kind == 1) {
-          _mm_storel_epi64((__m128i *)((uint8_t *)out + k), _mm_packus_epi16(ch, ch));
-        } else if (kind == 2) {
-          _mm_storeu_si128((__m128i *)((uint16_t *)out + k), ch);
-        } else {
-          const __m128i zero = _mm_setzero_si128();
-          _mm_storeu_si128((__m128i *)((uint32_t *)out + k), _mm_unpacklo_epi16(ch, zero));
-          _mm_storeu_si128((__m128i *)((uint32_t *)out + k + 4), _mm_unpackhi_epi16(ch, zero));
-        }
-        i += 16, k += 8;
-      } while (n - i >= 16);
-    } else if (kind == 4 && b >= 0xF0) {
-      /* 4-byte characters (emoji), 4 at a time, as 32-bit lanes. */
-      const __m128i form = _mm_set1_epi32((int)0xC0C0C0F8), quad = _mm_set1_epi32((int)0x808080F0),
-                    low6 = _mm_set1_epi32(0x3F), top = _mm_set1_epi32(0x10FFFF);
-      do {
-        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-        if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(v, form), quad)) != 0xFFFF) break;
-        __m128i ch = _mm_or_si128(
-            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
-                         _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 8), low6), 12)),
-            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 16), low6), 6),
-                         _mm_and_si128(_mm_srli_epi32(v, 24), low6)));
-        if (_mm_movemask_epi8(_mm_cmpgt_epi32(ch, top))) break; /* F5-F7 leads */
-        _mm_storeu_si128((__m128i *)((uint32_t *)out + k), ch);
-        i += 16, k += 4;
-      } while (n - i >= 16);
-    }
+    fill_at at = {i, k};
+    if (b < 0xE0 && (kind > 1 || b < 0xC4)) at = run2(p, n, i, out, k, kind);
+    else if (kind == 4 && b >= 0xF0) at = run4(p, n, i, out, k);
+    i = at.i, k = at.k;
   }
   /* The last bytes, each length checked. */
   while (i < n) {
@@ -2091,7 +2178,7 @@ static PyMethodDef methods[] = {
      "free the decoders kept for the next decode"},
 #ifdef HAVE_SCAN_AVX2
     {"_scan_avx2", (PyCFunction)py_scan_avx2, METH_O,
-     "use AVX2 in the string scan (where the CPU has it); returns the old setting (tests)"},
+     "use AVX2 in the string scan and fill (where the CPU has it); returns the old setting (tests)"},
 #endif
     {"_text_refused", (PyCFunction)py_text_refused, METH_NOARGS,
      "strings the direct UTF-8 path handed back to CPython's decoder (tests)"},

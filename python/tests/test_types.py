@@ -98,6 +98,11 @@ def test_strings_of_every_width(seed, scan):
     pools = [range(0x20, 0x7F), range(0xA0, 0x100), range(0x370, 0x800), range(0x4E00, 0xA000),
              range(0x1F600, 0x1F650), edges, [0xD800, 0xDC00, 0x61]]
     cases = ["", "a" * 15, "a" * 16, "é" * 8, "é" * 9 + "a", "🙂" * 4, "🙂" * 5 + "é"]
+    # long runs of 2- and 4-byte characters in strs of every kind, broken
+    # inside a 32-byte block (the AVX2 fill's) and not
+    cases += ["é" * 300 + "🙂", "Ж" * 300 + "🙂", "é" * 300 + "Ж", "é" * 300,
+              "🙂" * 100 + "abc" + "🙂" * 100, "é" * 37 + "x" + "é" * 70 + "🙂",
+              "Ж" * 45 + "é" * 50 + "ÿ" * 33, "ÿ" * 64 + "Ā" + "ÿ" * 64]
     for e in edges:  # each width's first and last characters, alone and after others
         cases += [chr(e) * 20, "x" * 17 + chr(e), "é" * 9 + chr(e), chr(e) + "🙂" * 4]
     for _ in range(150):
