@@ -31,7 +31,7 @@
 #endif
 #if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define HAVE_SCAN_AVX2 1
+#define HAVE_TEXT_AVX2 1
 #endif
 
 #include "rscflight.h"
@@ -264,10 +264,10 @@ static inline int lanes_at_least(__m128i v, int byte) {
   return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)byte)), v)) != 0;
 }
 
-#ifdef HAVE_SCAN_AVX2
-/* Where the CPU has AVX2 (checked once, at the first string; _scan_avx2()
- * turns it off for the tests), the scan's bulk and the fill's runs of 2-
- * and 4-byte characters go 32 bytes at a time. The scan: on long text it
+#ifdef HAVE_TEXT_AVX2
+/* Where the CPU has AVX2 (checked once, when the module is installed;
+ * _text_avx2() turns it off for the tests), the scan's bulk and the fill's
+ * runs of 2- and 4-byte characters go 32 bytes at a time. The scan: on long text it
  * was half of text(). Reads the 32-byte blocks of p[0..n)
  * and returns the bytes read (a multiple of 32); their widest byte goes in
  * *vmax, their continuation bytes in *cont. */
@@ -355,15 +355,15 @@ __attribute__((target("avx2"))) static size_t run4_avx2(const uint8_t *p, size_t
   return i;
 }
 
-static int scan_avx2 = -1; /* -1: not asked yet */
+static int text_avx2; /* set by rscpy_install */
 
-static PyObject *py_scan_avx2(PyObject *self, PyObject *arg) {
+static PyObject *py_text_avx2(PyObject *self, PyObject *arg) {
   (void)self;
-  int prev = scan_avx2;
+  int prev = text_avx2;
   int on = PyObject_IsTrue(arg);
   if (on < 0) return NULL;
-  scan_avx2 = on && __builtin_cpu_supports("avx2");
-  return PyBool_FromLong(prev > 0);
+  text_avx2 = on && __builtin_cpu_supports("avx2");
+  return PyBool_FromLong(prev);
 }
 #endif
 
@@ -371,9 +371,8 @@ static int utf8_scan(const uint8_t *p, size_t n, size_t *cont) {
   const __m128i zero = _mm_setzero_si128(), below = _mm_set1_epi8(-64); /* 0x80..0xBF: -128..-65 */
   __m128i vmax = zero;
   size_t i = 0, c = 0;
-#ifdef HAVE_SCAN_AVX2
-  if (scan_avx2 < 0) scan_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-  if (scan_avx2 && n >= 64) i = scan_blocks_avx2(p, n, &vmax, &c);
+#ifdef HAVE_TEXT_AVX2
+  if (text_avx2 && n >= 64) i = scan_blocks_avx2(p, n, &vmax, &c);
 #endif
   while (i < n) {
     /* a byte lane counts to 255: 254 blocks and the last 16 bytes */
@@ -472,8 +471,8 @@ __attribute__((noinline)) static fill_at run2(const uint8_t *p, size_t n, size_t
       _mm_storeu_si128((__m128i *)((uint32_t *)out + k + 4), _mm_unpackhi_epi16(ch, zero));
     }
     i += 16, k += 8;
-#ifdef HAVE_SCAN_AVX2
-    if (scan_avx2 > 0 && n - i >= 32) i = run2_avx2(p, n, i, out, &k, kind);
+#ifdef HAVE_TEXT_AVX2
+    if (text_avx2 && n - i >= 32) i = run2_avx2(p, n, i, out, &k, kind);
 #endif
   } while (n - i >= 16);
   return (fill_at){i, k};
@@ -496,8 +495,8 @@ __attribute__((noinline)) static fill_at run4(const uint8_t *p, size_t n, size_t
     if (_mm_movemask_epi8(_mm_cmpgt_epi32(ch, top))) break; /* F5-F7 leads */
     _mm_storeu_si128((__m128i *)((uint32_t *)out + k), ch);
     i += 16, k += 4;
-#ifdef HAVE_SCAN_AVX2
-    if (scan_avx2 > 0 && n - i >= 32) i = run4_avx2(p, n, i, out, &k);
+#ifdef HAVE_TEXT_AVX2
+    if (text_avx2 && n - i >= 32) i = run4_avx2(p, n, i, out, &k);
 #endif
   } while (n - i >= 16);
   return (fill_at){i, k};
@@ -2176,8 +2175,8 @@ static PyMethodDef methods[] = {
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
     {"_release_memory", (PyCFunction)py_release_memory, METH_NOARGS,
      "free the decoders kept for the next decode"},
-#ifdef HAVE_SCAN_AVX2
-    {"_scan_avx2", (PyCFunction)py_scan_avx2, METH_O,
+#ifdef HAVE_TEXT_AVX2
+    {"_text_avx2", (PyCFunction)py_text_avx2, METH_O,
      "use AVX2 in the string scan and fill (where the CPU has it); returns the old setting (tests)"},
 #endif
     {"_text_refused", (PyCFunction)py_text_refused, METH_NOARGS,
@@ -2189,6 +2188,9 @@ static PyMethodDef methods[] = {
 int rscpy_install(const char *module_name) {
   PyGILState_STATE g = PyGILState_Ensure();
   int rc = -1;
+#ifdef HAVE_TEXT_AVX2
+  text_avx2 = __builtin_cpu_supports("avx2");
+#endif
   PyObject *m = PyImport_ImportModule(module_name);
   if (m) {
     if (PyObject_HasAttrString(m, "_decode")) rc = 0;

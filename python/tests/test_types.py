@@ -66,7 +66,7 @@ def _same_str(got, want):
     assert sys.getsizeof(got) == sys.getsizeof(want) and hash(got) == hash(want)
 
 
-_SCANS = [True, False] if hasattr(R._rscflight, "_scan_avx2") else [None]
+_SCANS = [True, False] if hasattr(R._rscflight, "_text_avx2") else [None]
 
 
 @pytest.fixture(params=_SCANS, ids=lambda a: {True: "avx2", False: "sse2", None: "default"}[a])
@@ -75,11 +75,11 @@ def scan(request):
     if request.param is None:
         yield None
         return
-    old = R._rscflight._scan_avx2(request.param)
+    old = R._rscflight._text_avx2(request.param)
     try:
         yield request.param
     finally:
-        R._rscflight._scan_avx2(old)
+        R._rscflight._text_avx2(old)
 
 
 @pytest.mark.parametrize("seed", range(8))
