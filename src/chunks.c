@@ -100,10 +100,7 @@ static bool dense_grow(rsc_decoder *d, uint64_t id) {
 rsc_chunk *rsc__new_chunk(rsc_decoder *d, uint8_t state) {
   rsc_chunk *c = (rsc_chunk *)rsc__alloc(d, sizeof *c);
   if (!c) return NULL;
-  memset(c, 0, sizeof *c);
-  c->owner = d;
-  c->id = -1;
-  c->state = state;
+  *c = (rsc_chunk){.id = -1, .state = state, .owner = d};
   return c;
 }
 

@@ -148,16 +148,20 @@ typedef struct rsc_scope {
 
 struct rsc_chunk {
   int64_t id;          /* -1 for internal chunks                           */
+  /* state and reaches sit in different 8-byte words on purpose: the test
+   * `state != FULFILLED || reaches` that follows a chunk's creation would
+   * otherwise compile to one 8-byte load over the byte stores that just
+   * made the chunk, which the store buffer cannot forward (a stall). */
   uint8_t state;       /* chunk_state                                      */
   uint8_t is_root_sub; /* subscribed (root): parse as soon as it arrives   */
   uint8_t has_json;    /* resolved_model: json holds the parsed row        */
   uint8_t json_failed; /* resolved_model: the row's JSON did not parse     */
+  uint32_t dump_frame; /* dump.c: 1 + the frame of its open wrapper, or 0  */
+  uint32_t force_mark; /* dump.c: the read-through that met it last        */
   uint8_t reaches;     /* its value may hold a lazy, promise, stream or a
                           value of another chunk: a read-through must look */
   bool notified;       /* the settle event was sent                        */
   bool has_row;        /* row_offset/row_id name the row its JSON came from */
-  uint32_t dump_frame; /* dump.c: 1 + the frame of its open wrapper, or 0  */
-  uint32_t force_mark; /* dump.c: the read-through that met it last        */
   rsc_node value;      /* fulfilled value; resolved_model: raw JSON        */
   rsc_node reason;     /* rejected reason                                  */
   const char *json_error; /* resolved_model with json_failed: the message  */
