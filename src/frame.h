@@ -52,8 +52,11 @@ typedef struct rsc_frame {
   int len_digits;
   uint64_t offset;      /* bytes fed so far                              */
   uint64_t row_start;   /* offset of the current row's id                */
-  uint64_t data_start;  /* offset of the current row's first data byte   */
   uint8_t *buf;         /* pending bytes of a row split across feeds     */
+  /* Not next to row_start: the two were read as one 16-byte load into the
+   * row handed out, just after data_start's own 8-byte store, which the
+   * store buffer cannot forward (a stall per row). */
+  uint64_t data_start;  /* offset of the current row's first data byte   */
   size_t buf_len, buf_cap;
   size_t slack;         /* readable bytes after the buffer being fed     */
   uint64_t max_total;   /* the stream's size limit (0: none)             */

@@ -384,6 +384,22 @@ static inline bool rsc__same_bytes(const char *a, const char *b, size_t n) {
   return memcmp(a, b, n) == 0;
 }
 
+/* Copies a node that a callee has just written through a pointer (two
+ * 8-byte stores, still in the store buffer) as two 8-byte words: a plain
+ * struct copy reads it with one 16-byte load, which the store buffer
+ * cannot forward from two stores, a stall of a dozen cycles or more. The
+ * empty asm keeps the compiler from fusing the halves again. */
+static inline void rsc__copy_fresh_node(rsc_node *dst, const rsc_node *src) {
+  uint64_t w[2];
+  memcpy(&w[0], src, 8);
+  memcpy(&w[1], (const char *)src + 8, 8);
+#if defined(__GNUC__)
+  __asm__("" : "+r"(w[0]), "+r"(w[1]));
+#endif
+  memcpy(dst, &w[0], 8);
+  memcpy((char *)dst + 8, &w[1], 8);
+}
+
 static inline rsc_node rsc__mk(uint8_t kind) {
   rsc_node n = {kind, 0, 0, 0, {0}};
   return n;

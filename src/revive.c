@@ -1198,6 +1198,8 @@ static bool walk_grow(rsc_decoder *d) {
  * initialises a chunk), which stacks above `len` and may move the array:
  * d->walk_len is set before and the array reread after. */
 /* One "$" string child revived in place; false on an error. */
+_Static_assert(sizeof(rsc_node) == 16, "rsc__copy_fresh_node copies two words");
+
 static bool revive_string(rsc_decoder *d, rsc_node *v, rsc_node *it, const slot_ctx *child,
                           const char *key, uint32_t klen, size_t len, rsc_node *thrown) {
   if (it->len == 1 && !d->initializing_handler) {
@@ -1209,7 +1211,7 @@ static bool revive_string(rsc_decoder *d, rsc_node *v, rsc_node *it, const slot_
   rsc_node out;
   d->walk_len = len;
   if (!parse_model_string(d, child, key, klen, &out, thrown) || d->err.code) return false;
-  *it = out;
+  rsc__copy_fresh_node(it, &out);
   if (v->kind == RSC_OBJECT && it->kind == RSC_UNDEFINED) v->flags |= NF_HOLES;
   return true;
 }
@@ -1221,7 +1223,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     slot_ctx sc = {root, NULL, -2};
     rsc_node out;
     if (!parse_model_string(d, &sc, "", 0, &out, thrown)) return false;
-    *root = out;
+    rsc__copy_fresh_node(root, &out);
     return true;
   }
   if (!rsc__needs_revive(root)) return true;
