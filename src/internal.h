@@ -393,12 +393,15 @@ static inline void rsc__copy_fresh_node(rsc_node *dst, const rsc_node *src) {
   uint64_t w[2];
   memcpy(&w[0], src, 8);
   memcpy(&w[1], (const char *)src + 8, 8);
-#if defined(__GNUC__)
+#if defined(__GNUC__) && defined(__x86_64__)
   __asm__("" : "+r"(w[0]), "+r"(w[1]));
 #endif
   memcpy(dst, &w[0], 8);
   memcpy((char *)dst + 8, &w[1], 8);
 }
+#ifndef __cplusplus
+_Static_assert(sizeof(rsc_node) == 16, "rsc__copy_fresh_node copies two words");
+#endif
 
 static inline rsc_node rsc__mk(uint8_t kind) {
   rsc_node n = {kind, 0, 0, 0, {0}};

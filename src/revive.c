@@ -1198,8 +1198,6 @@ static bool walk_grow(rsc_decoder *d) {
  * initialises a chunk), which stacks above `len` and may move the array:
  * d->walk_len is set before and the array reread after. */
 /* One "$" string child revived in place; false on an error. */
-_Static_assert(sizeof(rsc_node) == 16, "rsc__copy_fresh_node copies two words");
-
 static bool revive_string(rsc_decoder *d, rsc_node *v, rsc_node *it, const slot_ctx *child,
                           const char *key, uint32_t klen, size_t len, rsc_node *thrown) {
   if (it->len == 1 && !d->initializing_handler) {
