@@ -125,6 +125,13 @@ static bool default_alloc(const rsc_alloc *al) {
 
 static void decoder_destroy(rsc_decoder *d);
 
+/* The framer's share of the options: a new decoder's and a kept one's. */
+static void frame_take_options(rsc_frame *f, const rsc_options *o) {
+  f->lenient = (o->flags & RSC_OPT_LENIENT_IDS) != 0;
+  f->max_row_bytes = o->limits.max_row_bytes;
+  f->max_total = o->limits.max_total_bytes;
+}
+
 static rsc_decoder *warm_take(const rsc_options *o) {
   rsc_decoder *d = WARM_SWAP(NULL);
   if (!d) return NULL;
@@ -134,9 +141,7 @@ static rsc_decoder *warm_take(const rsc_options *o) {
     return NULL;
   }
   d->opt = *o;
-  d->frame->lenient = (o->flags & RSC_OPT_LENIENT_IDS) != 0;
-  d->frame->max_row_bytes = o->limits.max_row_bytes;
-  d->frame->max_total = o->limits.max_total_bytes;
+  frame_take_options(d->frame, o);
   if (rsc_decoder_reset(d) == RSC_OK) return d;
   decoder_destroy(d);
   return NULL;
@@ -162,7 +167,7 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   d->arena.aside = true;
   rsc__arena_init(&d->strings, &al);
   d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
-  if (d->frame) d->frame->max_total = o.limits.max_total_bytes;
+  if (d->frame) frame_take_options(d->frame, &o);
   d->json = d->frame ? rsc__json_new(d) : NULL;
   if (!d->json || !start_stream(d, (uint64_t)(uintptr_t)&o)) {
     decoder_destroy(d);
