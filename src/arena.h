@@ -32,8 +32,8 @@ typedef struct rsc_arena {
   bool aside;         /* a request that does not fit while the head has
                          RSC_ARENA_ASIDE bytes free gets a block of its
                          own behind the head; not for an arena whose last
-                         allocation is shrunk (rsc__arena_shrink_last,
-                         which works on the head)                       */
+                         allocation is shrunk to keep working in place
+                         (rsc__arena_shrink_last works on the head)      */
 } rsc_arena;
 
 #define RSC_ARENA_ASIDE 1024
@@ -60,7 +60,8 @@ void rsc__arena_free(rsc_arena *a);
  * (memory already touched: no page faults, no unmap). */
 void rsc__arena_reset(rsc_arena *a);
 /* Gives back the tail of the most recent allocation p, keeping `keep` bytes
- * (p must be the last thing allocated from a). */
+ * (p must be the last thing allocated from a). Nothing is given back when p
+ * is not in the head block (an aside block of its own). */
 static inline void rsc__arena_shrink_last(rsc_arena *a, void *p, size_t keep) {
   rsc_arena_block *b = a->head;
   if (!b || !p) return;

@@ -310,20 +310,29 @@ static bool borrows(const rsc_decoder *d, const rsc_row *row) {
 }
 
 static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bool borrow) {
-  if (!rsc__utf8_valid(p, n)) {
-    size_t fixed_len;
-    uint8_t *fixed = rsc__utf8_repair(d, p, n, &fixed_len);
-    if (!fixed) return rsc__mk(RSC_NONE);
-    return rsc__str(RSC_STRING, (const char *)fixed, fixed_len);
-  }
   if (borrow) {
-    rsc_node v = rsc__str(RSC_STRING, (const char *)p, n);
-    v.flags = NF_BORROWED;
-    return v;
+    if (rsc__utf8_valid(p, n)) {
+      rsc_node v = rsc__str(RSC_STRING, (const char *)p, n);
+      v.flags = NF_BORROWED;
+      return v;
+    }
+  } else {
+    /* Copied as it is checked while it is ASCII; only what follows the
+     * first other byte goes through simdjson's validator, then a copy. */
+    uint8_t *s = (uint8_t *)rsc__alloc(d, n + 1);
+    if (!s) return rsc__mk(RSC_NONE);
+    size_t ascii = rsc__ascii_copy(s, p, n);
+    if (ascii == n || rsc__utf8_valid(p + ascii, n - ascii)) {
+      memcpy(s + ascii, p + ascii, n - ascii);
+      s[n] = 0;
+      return rsc__str(RSC_STRING, (const char *)s, n);
+    }
+    rsc__arena_shrink_last(&d->arena, s, 0); /* invalid: repaired below */
   }
-  const char *s = rsc__strdup(d, (const char *)p, n);
-  if (!s) return rsc__mk(RSC_NONE);
-  return rsc__str(RSC_STRING, s, n);
+  size_t fixed_len;
+  uint8_t *fixed = rsc__utf8_repair(d, p, n, &fixed_len);
+  if (!fixed) return rsc__mk(RSC_NONE);
+  return rsc__str(RSC_STRING, (const char *)fixed, fixed_len);
 }
 
 static int binary_kind(uint8_t tag, size_t *elem) {

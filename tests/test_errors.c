@@ -295,6 +295,61 @@ Test(errors, invalid_utf8_in_json_strings) {
               "{\"ok\":\"\\u20ac\\ufffd\\ud83d\\ude00\"}");
 }
 
+/* Text rows are copied while they are ASCII (rsc__ascii_copy: 64 bytes a
+ * step where the CPU has AVX2, then 8, then 1), and what follows the first
+ * other byte is validated on its own: a valid or invalid sequence at every
+ * offset across those steps' edges, with and without borrowed input. */
+Test(errors, text_rows_ascii_then_other) {
+#define FFFD "\xef\xbf\xbd"
+  static const struct {
+    const char *bytes, *json, *decoded;
+  } others[] = {{"\xc3\xa9", "\\u00e9", "\xc3\xa9"},
+                {"\xf0\x9f\x98\x80", "\\ud83d\\ude00", "\xf0\x9f\x98\x80"},
+                {"\xff", "\\ufffd", FFFD},
+                {"\xe2\x82", "\\ufffd", FFFD},
+                {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd", FFFD FFFD FFFD},
+                {"\x7f", "\\u007f", "\x7f"}};
+#undef FFFD
+  static const size_t tails[] = {0, 9, 70};
+  char text[300], in[400], want[800];
+  for (size_t at = 0; at <= 140; at++)
+    for (size_t o = 0; o < sizeof others / sizeof others[0]; o++)
+      for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+        size_t olen = strlen(others[o].bytes), n = at + olen + tails[t];
+        memset(text, 'a', at);
+        memcpy(text + at, others[o].bytes, olen);
+        memset(text + at + olen, 'z', tails[t]);
+        int len = snprintf(in, sizeof in, "1:T%zx,", n);
+        memcpy(in + len, text, n);
+        len += (int)n;
+        len += snprintf(in + len, sizeof in - (size_t)len, "0:\"$1\"\n");
+        int w = snprintf(want, sizeof want, "{\"ok\":\"%.*s%s%.*s\"}", (int)at, text,
+                         others[o].json, (int)tails[t], text + at + olen);
+        cr_assert(w > 0 && (size_t)w < sizeof want);
+        expect_dump(in, (size_t)len, 0, want);
+        expect_dump(in, (size_t)len, RSC_OPT_BORROW_INPUT, want);
+        /* the string's own bytes (a dump might mend what it prints) */
+        char bytes[400];
+        size_t dlen = strlen(others[o].decoded), blen = at + dlen + tails[t];
+        memcpy(bytes, text, at);
+        memcpy(bytes + at, others[o].decoded, dlen);
+        memcpy(bytes + at + dlen, text + at + olen, tails[t]);
+        for (int borrow = 0; borrow < 2; borrow++) {
+          rsc_options opt;
+          rsc_options_init(&opt);
+          opt.flags = borrow ? RSC_OPT_BORROW_INPUT : 0;
+          rsc_error e;
+          rsc_decoder *d = rsc_decode(in, (size_t)len, &opt, &e);
+          cr_assert(d && e.code == RSC_OK);
+          size_t slen = 0;
+          const char *str = rsc_node_string(rsc_chunk_value(rsc_decoder_root(d)), &slen);
+          cr_assert(str && slen == blen && memcmp(str, bytes, blen) == 0,
+                    "at %zu, other %zu, tail %zu, borrow %d", at, o, tails[t], borrow);
+          rsc_decoder_free(d);
+        }
+      }
+}
+
 Test(errors, invalid_utf8_outside_strings) {
   /* U+FFFD is not JSON: the chunk is rejected with V8's message (value). */
   expect_dump(S("0:[1,\xff]\n"), 0,
