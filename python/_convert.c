@@ -295,6 +295,19 @@ __attribute__((target("avx2"))) static size_t scan_blocks_avx2(const uint8_t *p,
   return i;
 }
 
+/* ascii_copy's bulk: copies 32-byte blocks of p[0..n) to out while they
+ * are ASCII; returns the bytes copied (a multiple of 32). */
+__attribute__((target("avx2"))) static size_t ascii_copy_avx2(const uint8_t *p, size_t n,
+                                                               uint8_t *out) {
+  size_t i = 0;
+  for (; n - i >= 32; i += 32) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+    if (_mm256_movemask_epi8(v)) break;
+    _mm256_storeu_si256((__m256i *)(out + i), v);
+  }
+  return i;
+}
+
 /* The fill's runs of 2-byte characters 16 at a time, as 16-bit lanes (a
  * pair is lead | continuation << 8), while 32 bytes remain and all are such
  * pairs: the 16-byte loop of utf8_fill twice as wide. Returns the new i,
@@ -556,12 +569,50 @@ static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, siz
   return k == chars;
 }
 
+/* For n >= 16: copies p[0..n) to out 16 bytes at a time (32 with AVX2)
+ * while they are ASCII. Returns n when all were, else where the first block
+ * holding a non-ASCII byte starts (a multiple of 16). */
+static size_t ascii_copy(const uint8_t *p, size_t n, uint8_t *out) {
+  size_t i = 0;
+#ifdef HAVE_TEXT_AVX2
+  if (text_avx2) i = ascii_copy_avx2(p, n, out);
+#endif
+  for (; n - i >= 16; i += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+    if (_mm_movemask_epi8(v)) return i;
+    _mm_storeu_si128((__m128i *)(out + i), v);
+  }
+  if (i < n) { /* the last bytes, as the last 16 */
+    __m128i v = _mm_loadu_si128((const __m128i *)(p + n - 16));
+    if (_mm_movemask_epi8(v)) return i;
+    _mm_storeu_si128((__m128i *)(out + n - 16), v);
+  }
+  return n;
+}
+
+/* Long strings whose first 16 bytes are ASCII are copied into an ASCII str
+ * as they are checked, one pass over text that is all ASCII (most text rows)
+ * where the scan and a copy were two. A non-ASCII byte further on drops
+ * that str; the scan then starts where the ASCII stopped. */
+#define ASCII_FIRST_MIN 64
+
 static PyObject *text(const char *s, size_t n) {
   if (n < TEXT_DIRECT_MIN || n > (size_t)PY_SSIZE_T_MAX)
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "surrogatepass");
   const uint8_t *p = (const uint8_t *)s;
+  size_t head = 0; /* bytes known to be ASCII */
+  if (n >= ASCII_FIRST_MIN && !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)p))) {
+    PyObject *o = PyUnicode_New((Py_ssize_t)n, 127);
+    if (!o) return NULL;
+    head = ascii_copy(p, n, PyUnicode_1BYTE_DATA(o));
+    if (head == n) return o;
+    Py_DECREF(o);
+  }
+  /* The scan of the rest: utf8_scan reads its last 16 bytes as p[n-16..n),
+   * which stay inside the string (n >= 16), the ASCII head's lanes masked
+   * out of the count and below 0x80 for the width. */
   size_t cont;
-  int width = utf8_scan(p, n, &cont);
+  int width = utf8_scan(p + head, n - head, &cont);
   if (width == 1) {
     PyObject *o = PyUnicode_New((Py_ssize_t)n, 127);
     if (o) memcpy(PyUnicode_1BYTE_DATA(o), p, n);

@@ -138,6 +138,25 @@ def test_strings_of_every_width(seed, scan):
     assert R._rscflight._text_refused() == refused
 
 
+def test_ascii_first_strings(scan):
+    """Strings of 64 bytes or more that start with 16 ASCII bytes are copied
+    as they are checked (python/_convert.c, ascii_copy); a non-ASCII
+    character anywhere after drops that copy and the scan starts where the
+    ASCII stopped. Every block edge (16 and 32 bytes) and the last bytes."""
+    refused = R._rscflight._text_refused()
+    for n in (63, 64, 65, 79, 80, 81, 95, 96, 97, 127, 128, 129, 200, 4097):
+        _same_str(R.loads(b"1:T%x," % n + b"a" * n + b'0:"$1"\n'), "a" * n)
+        _same_str(R.loads(b'0:"' + b"b" * n + b'"\n'), "b" * n)
+        places = {15, 16, 17, 31, 32, 33, 47, 48, 63, 64, n // 2, n - 17, n - 16, n - 15, n - 2, n - 1}
+        for at in sorted(p for p in places if 0 <= p < n):
+            for c in "éÿЖ東🙂\x7f":
+                want = "a" * at + c + "z" * (n - at - 1)
+                raw = want.encode()
+                _same_str(R.loads(b"1:T%x," % len(raw) + raw + b'0:"$1"\n'), want)
+                _same_str(R.loads(b'0:"' + raw + b'"\n'), want)
+    assert R._rscflight._text_refused() == refused
+
+
 def test_random_text_rows(scan):
     """Many random T rows of mixed widths, runs of up to 3,000 characters
     (the SIMD scan and fill meet every run length and offset), against
