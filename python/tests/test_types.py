@@ -138,6 +138,41 @@ def test_strings_of_every_width(seed, scan):
     assert R._rscflight._text_refused() == refused
 
 
+def test_short_string_cache():
+    """Keys of up to 32 bytes and values of up to 16 go through a cache of
+    str objects shared by every loads (python/_convert.c, cached_text), a
+    slot per hash of the bytes: strings of every length that differ from
+    another in one byte, at every place, ASCII or not, met in turns and met
+    again, and enough short ones that some share a slot."""
+    import json
+    cases = []
+    for n in range(1, 34):
+        base = "".join(chr(0x61 + (i * 7) % 26) for i in range(n))
+        cases.append(base)
+        for at in range(n):
+            for c in ("Z", "é"):
+                cases.append(base[:at] + c + base[at + 1:])
+    for _ in range(3):  # hits the second and third time
+        for k in cases:
+            obj = R.loads(b"0:" + json.dumps({k: k}, ensure_ascii=False).encode() + b"\n")
+            assert list(obj.items()) == [(k, k)]
+            (got,) = obj
+            _same_str(got, k)
+            _same_str(obj[k], k)
+    # many at once, so that entries are replaced while a payload converts
+    payload = json.dumps([{k: [k, k]} for k in cases], ensure_ascii=False).encode()
+    got = R.loads(b"0:" + payload + b"\n")
+    assert got == [{k: [k, k]} for k in cases]
+    # enough strings of 2 and 3 bytes that differ in one byte for some to
+    # share a slot (4096 of them) one after the other
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    short = [a + m + b for a in letters[:10] for b in letters[:10] for m in letters]
+    short += [a + b for a in letters for b in letters]
+    payload = json.dumps([{k: k} for k in short]).encode()
+    for _ in range(2):
+        assert R.loads(b"0:" + payload + b"\n") == [{k: k} for k in short]
+
+
 def test_ascii_first_strings(scan):
     """Strings of 64 bytes or more that start with 16 ASCII bytes are copied
     as they are checked (python/_convert.c, ascii_copy); a non-ASCII
