@@ -31,9 +31,10 @@ typedef struct rsc_arena {
                          every allocation site meets the allocator       */
   bool aside;         /* a request that does not fit while the head has
                          RSC_ARENA_ASIDE bytes free gets a block of its
-                         own behind the head; not for an arena whose last
-                         allocation is shrunk to keep working in place
-                         (rsc__arena_shrink_last works on the head)      */
+                         own behind the head. rsc__arena_shrink_last
+                         gives nothing back from such a block, so an
+                         arena that shrinks its allocations as a rule
+                         (the string arena) leaves this off            */
 } rsc_arena;
 
 #define RSC_ARENA_ASIDE 1024

@@ -1,4 +1,6 @@
-/* utf8.c - the repair path for invalid UTF-8, with utf8proc. */
+/* utf8.c - the UTF-8 work the decoder does itself: text rows copied while
+ * they are ASCII, and invalid UTF-8 repaired as TextDecoder does (with
+ * utf8proc). Validation is simdjson's. */
 #include "utf8.h"
 
 #include <string.h>
@@ -64,9 +66,9 @@ uint8_t *rsc__utf8_repair(rsc_decoder *d, const uint8_t *s, size_t len, size_t *
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_ASCII_AVX2 1
-/* 128 bytes a step, then 32, while the CPU has AVX2 (checked per call: a load and a
- * test of what libgcc read at start-up); the rest of the library is built
- * for baseline x86-64. */
+/* 128 bytes a step, then 32, where the CPU has AVX2 (checked per call: a
+ * load and a test of what libgcc read at start-up); the rest of the
+ * library is built for baseline x86-64. */
 __attribute__((target("avx2"))) static size_t ascii_copy_avx2(uint8_t *dst, const uint8_t *s,
                                                                size_t len) {
   size_t i = 0;
