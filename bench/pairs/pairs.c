@@ -20,21 +20,18 @@
 
 #include "rscflight.h"
 
-/* The before build's API, renamed. Same signatures: the API is stable
- * across the builds compared (rscflight.h of the after build). */
-#define OLD(name) old_##name
-#define DECLARE_OLD                                                               \
-  void OLD(rsc_options_init)(rsc_options * opt);                                 \
-  rsc_decoder *OLD(rsc_decoder_new)(const rsc_options *opt);                     \
-  rsc_status OLD(rsc_decoder_feed)(rsc_decoder * d, const char *buf, size_t len); \
-  rsc_status OLD(rsc_decoder_feed_padded)(rsc_decoder * d, const char *buf, size_t len); \
-  rsc_status OLD(rsc_decoder_finish)(rsc_decoder * d);                           \
-  rsc_status OLD(rsc_decoder_reset)(rsc_decoder * d);                            \
-  const rsc_error *OLD(rsc_decoder_error)(const rsc_decoder *d);                 \
-  void OLD(rsc_decoder_free)(rsc_decoder * d);                                   \
-  char *OLD(rsc_dump)(rsc_decoder * d, int pretty, size_t *len);                 \
-  void OLD(rsc_free)(void *p);
-DECLARE_OLD
+/* The before build's API, renamed by run.sh. Same signatures: the API is
+ * stable across the builds compared (rscflight.h is the after build's). */
+void old_rsc_options_init(rsc_options *opt);
+rsc_decoder *old_rsc_decoder_new(const rsc_options *opt);
+rsc_status old_rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len);
+rsc_status old_rsc_decoder_feed_padded(rsc_decoder *d, const char *buf, size_t len);
+rsc_status old_rsc_decoder_finish(rsc_decoder *d);
+rsc_status old_rsc_decoder_reset(rsc_decoder *d);
+const rsc_error *old_rsc_decoder_error(const rsc_decoder *d);
+void old_rsc_decoder_free(rsc_decoder *d);
+char *old_rsc_dump(rsc_decoder *d, int pretty, size_t *len);
+void old_rsc_free(void *p);
 
 typedef struct api {
   void (*options_init)(rsc_options *);
@@ -49,10 +46,10 @@ typedef struct api {
   void (*free)(void *);
 } api;
 
-static const api before = {OLD(rsc_options_init), OLD(rsc_decoder_new), OLD(rsc_decoder_feed),
-                           OLD(rsc_decoder_feed_padded), OLD(rsc_decoder_finish),
-                           OLD(rsc_decoder_reset), OLD(rsc_decoder_error),
-                           OLD(rsc_decoder_free), OLD(rsc_dump), OLD(rsc_free)};
+static const api before = {old_rsc_options_init, old_rsc_decoder_new, old_rsc_decoder_feed,
+                           old_rsc_decoder_feed_padded, old_rsc_decoder_finish,
+                           old_rsc_decoder_reset, old_rsc_decoder_error,
+                           old_rsc_decoder_free, old_rsc_dump, old_rsc_free};
 static const api after = {rsc_options_init, rsc_decoder_new, rsc_decoder_feed,
                           rsc_decoder_feed_padded, rsc_decoder_finish, rsc_decoder_reset,
                           rsc_decoder_error, rsc_decoder_free, rsc_dump, rsc_free};
