@@ -6,10 +6,17 @@
 #   bench/pairs/run.sh OLD_BUILD [NEW_BUILD] -- [pairs options] FILE...
 #
 # OLD_BUILD and NEW_BUILD are Release build folders holding librscflight.a
-# (NEW_BUILD defaults to build-release). OLD's archive is copied with every
-# symbol the library defines renamed old_<name> (objcopy), then pairs.c is
-# linked against both. pairs.c says what it prints. Build an old commit
-# with:
+# (NEW_BUILD defaults to build-release). One build's archive is copied with
+# every symbol the library defines renamed old_<name> (objcopy) and linked
+# beside the other into pairs.c, which says what it measures.
+#
+# Where a build sits in the process matters: the same archive against
+# itself read 0.94x on the table page (code and data placement), as much
+# as the changes this tool is for. So each file is measured twice, OLD in
+# the renamed slot and then NEW in it; `forward` is time(OLD)/time(NEW)
+# from the first, `swapped` the same from the second, and `speedup`
+# their geometric mean, in which the slot's own bias cancels (`slot` is
+# that bias: 1.000 when neither slot is favoured). Build an old commit with:
 #   git worktree add /tmp/old COMMIT && cmake -S /tmp/old -B /tmp/old/build-release \
 #     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/old/build-release --target rscflight_static
 set -euo pipefail
@@ -25,12 +32,37 @@ for b in "$old" "$new"; do
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# pairs_NAME: the build RENAMED in the old_ slot, PLAIN linked as it is.
 # The library's own symbols (rsc_*, rsc__*) are renamed; what it uses from
 # simdjson and libc, and the C++ runtime's shared weak symbols, are not.
-nm -g --defined-only "$old/librscflight.a" 2>/dev/null |
-  awk 'NF == 3 && $3 ~ /^rsc/ { print $3 " old_" $3 }' | sort -u >"$work/rename"
-objcopy --redefine-syms="$work/rename" "$old/librscflight.a" "$work/libold.a"
-cc -O2 -std=c11 -I"$root/include" -I"$new/include" "$here/pairs.c" "$work/libold.a" \
-  "$new/librscflight.a" $(pkg-config --libs simdjson 2>/dev/null || echo -lsimdjson) \
-  -lutf8proc -ldouble-conversion -lstdc++ -lm -o "$work/pairs"
-"$work/pairs" "$@"
+link() { # NAME RENAMED PLAIN
+  nm -g --defined-only "$2/librscflight.a" 2>/dev/null |
+    awk 'NF == 3 && $3 ~ /^rsc/ { print $3 " old_" $3 }' | sort -u >"$work/rename"
+  objcopy --redefine-syms="$work/rename" "$2/librscflight.a" "$work/lib$1.a"
+  cc -O2 -std=c11 -I"$root/include" -I"$3/include" "$here/pairs.c" "$work/lib$1.a" \
+    "$3/librscflight.a" $(pkg-config --libs simdjson 2>/dev/null || echo -lsimdjson) \
+    -lutf8proc -ldouble-conversion -lstdc++ -lm -o "$work/pairs_$1"
+}
+link forward "$old" "$new"
+link swapped "$new" "$old"
+opts=() files=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds | --chunk-size) opts+=("$1" "$2"); shift 2 ;;
+    --*) opts+=("$1"); shift ;;
+    *) files+=("$1"); shift ;;
+  esac
+done
+printf '%-28s %7s %11s %11s %8s %8s %8s %8s\n' file pairs old new speedup forward swapped slot
+for f in "${files[@]}"; do
+  fw=$("$work/pairs_forward" --tsv "${opts[@]}" "$f")
+  sw=$("$work/pairs_swapped" --tsv "${opts[@]}" "$f")
+  # forward: OLD is "before"; swapped: NEW is "before", so its ratio is
+  # time(NEW)/time(OLD) and the old-over-new ratio is its inverse.
+  awk -F'\t' -v fw="$fw" -v sw="$sw" 'BEGIN {
+    split(fw, a, "\t"); split(sw, b, "\t")
+    f = a[5]; s = 1 / b[5]
+    printf "%-28.28s %7d %8.1f us %8.1f us %7.3fx %7.3fx %7.3fx %7.3fx\n", a[1], a[2] + b[2],
+      (a[3] + b[4]) / 2, (a[4] + b[3]) / 2, sqrt(f * s), f, s, sqrt(f / s)
+  }'
+done
