@@ -87,8 +87,8 @@ static rsc_arena_block *block_get(rsc_arena *a, size_t size, size_t want) {
 }
 
 void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  if (size == 0) size = 16;
+  size = (size + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1);
+  if (size == 0) size = RSC_ARENA_ALIGN;
   rsc_arena_block *b = a->head;
   if (b && b->size - b->used < size && a->aside && b->size - b->used >= RSC_ARENA_ASIDE) {
     /* The head still has room, too little for this (at least 1 KiB, then):

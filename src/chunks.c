@@ -767,16 +767,16 @@ rsc_chunk *rsc__stream_slot(rsc_decoder *d, rsc_stream *s, uint32_t i) {
 
 /* {"done": done, "value": json} for an iterator result (React wraps the row
  * text the same way before parsing it). */
+RSC_KEY(k_done, "done");
+RSC_KEY(k_value, "value");
 static rsc_node iter_result(rsc_decoder *d, bool done, rsc_node value) {
   rsc_member *m = (rsc_member *)rsc__alloc(d, 2 * sizeof *m);
   rsc_node o = rsc__mk(RSC_OBJECT);
   if (!m) return o;
-  m[0].key = "done";
-  m[0].klen = 4;
+  m[0].key = k_done.s;
   m[0].val = rsc__mk(RSC_BOOL);
   m[0].val.u.boolean = done;
-  m[1].key = "value";
-  m[1].klen = 5;
+  m[1].key = k_value.s;
   m[1].val = value;
   o.u.members = m;
   o.len = 2;

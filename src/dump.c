@@ -414,7 +414,7 @@ static bool has_identity(const rsc_node *n) {
 static bool has_dollar_member(const rsc_node *n) {
   for (uint32_t i = 0; i < n->len; i++) {
     const rsc_member *m = &n->u.members[i];
-    if (m->klen == 1 && m->key[0] == '$' && m->val.kind != RSC_UNDEFINED) return true;
+    if (rsc__member_klen(m) == 1 && m->key[0] == '$' && m->val.kind != RSC_UNDEFINED) return true;
   }
   return false;
 }
@@ -430,7 +430,7 @@ static void open_members(walker *w, const rsc_node *n) {
     const rsc_member *m = &n->u.members[i];
     if (m->val.kind == RSC_UNDEFINED) continue;
     k[j].key = m->key;
-    k[j].klen = m->klen;
+    k[j].klen = rsc__member_klen(m);
     k[j].kind = C_NODE;
     k[j].node = &m->val;
     j++;
@@ -736,7 +736,7 @@ static size_t slot_items(walker *w, const rsc_stream *s, const rsc_chunk **end_s
 static const rsc_node *slot_value(walker *w, const rsc_chunk *c) {
   for (uint32_t i = 0; i < c->value.len && c->value.kind == RSC_OBJECT; i++) {
     const rsc_member *m = &c->value.u.members[i];
-    if (m->klen == 5 && memcmp(m->key, "value", 5) == 0) return &m->val;
+    if (rsc__member_klen(m) == 5 && memcmp(m->key, "value", 5) == 0) return &m->val;
   }
   (void)w;
   static const rsc_node undef = {RSC_UNDEFINED, 0, 0, 0, {0}};

@@ -102,7 +102,7 @@ size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap
       if (total >= start && w < cap) {
         rsc_node_view(&m->val, &out[w]);
         out[w].key = m->key;
-        out[w].key_len = m->klen;
+        out[w].key_len = rsc__member_klen(m);
         w++;
       }
       total++;

@@ -50,12 +50,34 @@ struct rsc_node {
   } u;
 };
 
+/* An object member: 24 bytes. Its key's length is not stored here: every
+ * key is preceded by its length as a 32-bit word (native order), which is
+ * how simdjson writes strings (the other key makers copy that format:
+ * json_fallback.c, RSC_KEY), so rsc__member_klen reads it from there.
+ * (32-byte members with the length beside the pointer were a quarter of
+ * the memory of a page of props objects.) */
 typedef struct rsc_member {
   const char *key;
-  uint32_t klen;
-  uint32_t pad;
   rsc_node val; /* RSC_UNDEFINED: absent (deleted by revive, or __proto__)  */
 } rsc_member;
+
+#ifndef __cplusplus
+_Static_assert(sizeof(rsc_member) == 24, "a member is a key pointer and a node");
+#endif
+
+static inline uint32_t rsc__member_klen(const rsc_member *m) {
+  uint32_t n;
+  memcpy(&n, m->key - 4, 4);
+  return n;
+}
+
+/* A static key in that format: RSC_KEY(k_done, "done") defines k_done,
+ * whose .s is the key. */
+#define RSC_KEY(name, text)                                                   \
+  static const struct {                                                       \
+    uint32_t n;                                                               \
+    char s[sizeof(text)];                                                     \
+  } name = {sizeof(text) - 1, text}
 
 /* React's element object. Production elements are the first three fields
  * (48 bytes, a third of a table row's memory was elements), laid out like

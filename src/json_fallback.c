@@ -164,11 +164,14 @@ static bool parse_string(fb *p, const char **out, size_t *out_len) {
   size_t end = start;
   while (end < p->len && p->s[end] != '"') end += p->s[end] == '\\' ? 2 : 1;
   size_t cap = (end > p->len ? p->len : end) - start + 1;
-  uint8_t *o = (uint8_t *)rsc__alloc(p->d, cap + 4);
+  /* After a 32-bit length, as simdjson writes strings: keys need it
+   * (rsc__member_klen). */
+  uint8_t *o = (uint8_t *)rsc__alloc(p->d, 4 + cap + 4);
   if (!o) {
     p->res = JSON_NOMEM;
     return false;
   }
+  o += 4;
   size_t n = 0;
   for (;;) {
     if (p->pos >= p->len) return fail_at(p, "Unterminated string", p->len);
@@ -220,6 +223,8 @@ static bool parse_string(fb *p, const char **out, size_t *out_len) {
     }
   }
   o[n] = 0;
+  uint32_t n32 = (uint32_t)n;
+  memcpy(o - 4, &n32, 4);
   *out = (const char *)o;
   *out_len = n;
   return true;
@@ -360,9 +365,8 @@ static bool read_key(fb *p, fb_frame *f, bool first) {
   const char *k;
   size_t klen;
   if (!parse_string(p, &k, &klen)) return false;
-  f->m[f->n].key = k;
-  f->m[f->n].klen = (uint32_t)klen;
-  f->m[f->n].pad = 0;
+  f->m[f->n].key = k; /* its length precedes it (parse_string) */
+  (void)klen;
   skip_ws(p);
   if (p->pos >= p->len || p->s[p->pos] != ':')
     return fail_at(p, "Expected ':' after property name", p->pos);
@@ -454,7 +458,8 @@ static bool parse_value(fb *p, rsc_node *out) {
       rsc_member *m = &f->m[f->n];
       m->val = val;
       if (val.flags & (NF_DOLLAR | NF_WALK)) f->flags |= NF_WALK;
-      if (m->klen == 9 && memcmp(m->key, "__proto__", 9) == 0) f->flags |= NF_WALK | NF_PROTO;
+      if (rsc__member_klen(m) == 9 && memcmp(m->key, "__proto__", 9) == 0)
+        f->flags |= NF_WALK | NF_PROTO;
       f->n++;
       skip_ws(p);
       if (p->pos < p->len && p->s[p->pos] == ',') {
@@ -514,10 +519,11 @@ json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
 /* ---- object key order ---------------------------------------------------- */
 
 static bool index_key(const rsc_member *m, uint64_t *v) {
-  if (m->klen == 0 || m->klen > 10) return false;
-  if (m->klen > 1 && m->key[0] == '0') return false;
+  uint32_t klen = rsc__member_klen(m);
+  if (klen == 0 || klen > 10) return false;
+  if (klen > 1 && m->key[0] == '0') return false;
   uint64_t x = 0;
-  for (uint32_t i = 0; i < m->klen; i++) {
+  for (uint32_t i = 0; i < klen; i++) {
     char c = m->key[i];
     if (c < '0' || c > '9') return false;
     x = x * 10 + (uint64_t)(c - '0');
@@ -528,7 +534,8 @@ static bool index_key(const rsc_member *m, uint64_t *v) {
 }
 
 static bool same_key(const rsc_member *a, const rsc_member *b) {
-  return a->klen == b->klen && memcmp(a->key, b->key, a->klen) == 0;
+  uint32_t n = rsc__member_klen(a);
+  return n == rsc__member_klen(b) && memcmp(a->key, b->key, n) == 0;
 }
 
 /* An array-index key and where it stood. */
@@ -551,9 +558,9 @@ void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
   if (n <= 16) {
     for (uint32_t i = 1; i < n; i++)
       for (uint32_t j = 0; j < i; j++)
-        if (m[j].klen != UINT32_MAX && same_key(&m[i], &m[j])) {
+        if (m[j].key && same_key(&m[i], &m[j])) {
           m[j].val = m[i].val;
-          m[i].klen = UINT32_MAX; /* mark for removal */
+          m[i].key = NULL; /* mark for removal */
           removed = true;
           break;
         }
@@ -564,7 +571,8 @@ void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
     if (tab) {
       memset(tab, 0xff, cap * sizeof(uint32_t));
       for (uint32_t i = 0; i < n; i++) {
-        size_t h = (size_t)rsc__key_hash(d->hash_seed, m[i].key, m[i].klen) & (cap - 1);
+        size_t h =
+            (size_t)rsc__key_hash(d->hash_seed, m[i].key, rsc__member_klen(&m[i])) & (cap - 1);
         for (;;) {
           if (tab[h] == UINT32_MAX) {
             tab[h] = i;
@@ -572,7 +580,7 @@ void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
           }
           if (same_key(&m[tab[h]], &m[i])) {
             m[tab[h]].val = m[i].val;
-            m[i].klen = UINT32_MAX;
+            m[i].key = NULL;
             removed = true;
             break;
           }
@@ -584,7 +592,7 @@ void rsc__object_normalize(rsc_decoder *d, rsc_node *obj) {
   if (removed) {
     uint32_t o = 0;
     for (uint32_t i = 0; i < n; i++)
-      if (m[i].klen != UINT32_MAX) m[o++] = m[i];
+      if (m[i].key) m[o++] = m[i];
     n = o;
     obj->len = n;
   }

@@ -314,9 +314,7 @@ struct tape_converter {
         uint32_t kl;
         const char *k = text_at(sp, &kl);
         last = sp;
-        m->key = k;
-        m->klen = kl;
-        m->pad = 0;
+        m->key = k; // simdjson's length word precedes it (rsc__member_klen)
         if (kl == 9 && std::memcmp(k, "__proto__", 9) == 0) {
           top[-1].node->flags |= NF_PROTO;
           walk |= NF_WALK;

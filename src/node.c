@@ -71,7 +71,7 @@ static const rsc_member *visible_member(const rsc_node *n, size_t i) {
 
 const char *rsc_object_key(const rsc_node *n, size_t i, size_t *len) {
   const rsc_member *m = visible_member(n, i);
-  if (len) *len = m ? m->klen : 0;
+  if (len) *len = m ? rsc__member_klen(m) : 0;
   return m ? m->key : NULL;
 }
 
@@ -84,7 +84,8 @@ const rsc_node *rsc_object_get(const rsc_node *n, const char *key, size_t len) {
   if (!n || n->kind != RSC_OBJECT || !key) return NULL;
   for (uint32_t k = 0; k < n->len; k++) {
     const rsc_member *m = &n->u.members[k];
-    if (m->val.kind != RSC_UNDEFINED && m->klen == len && memcmp(m->key, key, len) == 0)
+    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == len &&
+        memcmp(m->key, key, len) == 0)
       return &m->val;
   }
   return NULL;

@@ -233,7 +233,8 @@ static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
   if (!pos) return NULL;
   memset(pos, 0xff, cap * sizeof *pos);
   for (uint32_t i = 0; i < obj->len; i++) {
-    size_t k = (size_t)rsc__key_hash(d->hash_seed, members[i].key, members[i].klen) & (cap - 1);
+    uint32_t klen = rsc__member_klen(&members[i]);
+    size_t k = (size_t)rsc__key_hash(d->hash_seed, members[i].key, klen) & (cap - 1);
     while (pos[k] != UINT32_MAX) k = (k + 1) & (cap - 1);
     pos[k] = i;
   }
@@ -249,7 +250,8 @@ static const wide_index *wide_lookup(rsc_decoder *d, const rsc_node *obj) {
 static inline const rsc_node *scan_members(const rsc_node *obj, rsc_key key) {
   const rsc_member *m = obj->u.members, *end = m + obj->len;
   for (; m < end; m++)
-    if (m->klen == key.n && m->val.kind != RSC_UNDEFINED && rsc__same_bytes(m->key, key.s, key.n))
+    if (rsc__member_klen(m) == key.n && m->val.kind != RSC_UNDEFINED &&
+        rsc__same_bytes(m->key, key.s, key.n))
       return &m->val;
   return NULL;
 }
@@ -264,7 +266,7 @@ static __attribute__((noinline)) const rsc_node *step_wide(rsc_decoder *d, const
     size_t k = (size_t)rsc__key_hash(d->hash_seed, key.s, key.n) & (w->cap - 1);
     for (; w->pos[k] != UINT32_MAX; k = (k + 1) & (w->cap - 1)) {
       const rsc_member *m = &value->u.members[w->pos[k]];
-      if (m->klen == key.n && rsc__same_bytes(m->key, key.s, key.n))
+      if (rsc__member_klen(m) == key.n && rsc__same_bytes(m->key, key.s, key.n))
         return m->val.kind == RSC_UNDEFINED ? NULL : &m->val;
     }
     return NULL;
@@ -550,7 +552,7 @@ static const rsc_node *member(const rsc_node *obj, const char *name) {
   size_t n = strlen(name);
   for (uint32_t i = 0; i < obj->len; i++) {
     const rsc_member *m = &obj->u.members[i];
-    if (m->klen == n && memcmp(m->key, name, n) == 0 && m->val.kind != RSC_UNDEFINED)
+    if (rsc__member_klen(m) == n && memcmp(m->key, name, n) == 0 && m->val.kind != RSC_UNDEFINED)
       return &m->val;
   }
   return NULL;
@@ -1270,7 +1272,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     } else {
       for (; i < n && !push; i++) {
         rsc_member *m = &v->u.members[i];
-        if ((v->flags & NF_PROTO) && key_is(m->key, m->klen, "__proto__")) {
+        if ((v->flags & NF_PROTO) && key_is(m->key, rsc__member_klen(m), "__proto__")) {
           m->val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
           v->flags |= NF_HOLES;
           continue;
@@ -1282,7 +1284,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
           continue;
         }
         slot_ctx child = {it, NULL, -1};
-        if (!revive_string(d, v, it, &child, m->key, m->klen, len, thrown)) {
+        if (!revive_string(d, v, it, &child, m->key, rsc__member_klen(m), len, thrown)) {
           ok = false;
           break;
         }

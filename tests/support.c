@@ -103,8 +103,10 @@ static bool node_equal(const rsc_node *a, const rsc_node *b, const char **why) {
     for (uint32_t i = 0; i < a->len; i++) {
       const rsc_member *m = &a->u.members[i];
       const rsc_member *o = NULL;
+      uint32_t klen = rsc__member_klen(m);
       for (uint32_t j = 0; j < b->len; j++)
-        if (b->u.members[j].klen == m->klen && memcmp(b->u.members[j].key, m->key, m->klen) == 0) {
+        if (rsc__member_klen(&b->u.members[j]) == klen &&
+            memcmp(b->u.members[j].key, m->key, klen) == 0) {
           o = &b->u.members[j];
           break;
         }

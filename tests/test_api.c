@@ -110,6 +110,31 @@ Test(api, values_and_kinds) {
   rsc_decoder_free(d);
 }
 
+/* Keys keep their length wherever they were made: simdjson's rows, rows
+ * only the fallback parser reads (a lone surrogate, 1e400), duplicate keys
+ * merged, index keys moved first. (An iterator's {done, value}, whose keys
+ * are static, is read by key in api::streams.) */
+Test(api, object_keys_keep_their_length) {
+  rsc_decoder *d = decode_str(
+      "0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
+      "\"\":5}\n",
+      0);
+  const rsc_node *root = root_value(d);
+  cr_assert_eq(rsc_node_kind(root), RSC_OBJECT);
+  cr_assert_eq(rsc_node_len(root), 5);
+  static const struct { const char *key; size_t len; } want[] = {
+      {"10", 2}, {"k\xed\xa0\x80", 4}, {"a longer key than most", 22}, {"b", 1}, {"", 0}};
+  for (size_t i = 0; i < 5; i++) {
+    size_t klen = 99;
+    const char *k = rsc_object_key(root, i, &klen);
+    cr_assert_not_null(k);
+    cr_expect_eq(klen, want[i].len, "key %zu: length %zu", i, klen);
+    cr_expect(memcmp(k, want[i].key, want[i].len) == 0, "key %zu", i);
+  }
+  cr_expect_eq(rsc_node_number(get(root, "b")), 3);
+  rsc_decoder_free(d);
+}
+
 /* Shared values are one node: a reference never copies. */
 Test(api, references_share_identity) {
   rsc_decoder *d = decode_str("1:{\"x\":1}\n0:{\"a\":\"$1\",\"b\":\"$1\",\"c\":\"$0:a\",\"self\":\"$0\"}\n", 0);

@@ -344,9 +344,11 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
   c->value = rsc__num(7);
   items[0] = rsc__num(10);
   items[1] = rsc__lazy(c);
-  *inner = (rsc_member){"b", 1, 0, rsc__mk(RSC_ARRAY)};
+  RSC_KEY(k_a, "a");
+  RSC_KEY(k_b, "b");
+  *inner = (rsc_member){k_b.s, rsc__mk(RSC_ARRAY)};
   inner->val.len = 2, inner->val.u.items = items;
-  *outer = (rsc_member){"a", 1, 0, rsc__mk(RSC_OBJECT)};
+  *outer = (rsc_member){k_a.s, rsc__mk(RSC_OBJECT)};
   outer->val.len = 1, outer->val.u.members = inner;
   rsc_node root = rsc__mk(RSC_OBJECT);
   root.len = 1, root.u.members = outer;
