@@ -116,19 +116,13 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
      * most 1.25x what it has handed out (half of it, 1.5x, left a big
      * last block mostly empty: peak memory 13% higher on pages of many
      * small rows; doubling held up to 2x, and peak memory moved only when
-     * a payload crossed a power of two). Past 256 KiB an eighth: the last
-     * block's empty rest was 4-31 % of synthetic payloads' arenas, 5-14 %
-     * now; below that, the blocks a reused decoder keeps stay few (more
-     * of them cost page-16k 3 %). From 1 MiB on, blocks are whole huge
-     * pages: a fresh decoder of the 10 MB page took 2.5x longer when its
-     * blocks between 1 and 4 MiB faulted 4 KiB at a time. */
+     * a payload crossed a power of two). From 1 MiB on, blocks are whole
+     * huge pages: a fresh decoder of the 10 MB page took 2.5x longer when
+     * its blocks between 1 and 4 MiB faulted 4 KiB at a time. */
     size_t cap = a->max_block ? a->max_block : ((size_t)4 << 20);
-    size_t share = a->total >= ((size_t)256 << 10) ? a->total / 8 : a->total / 4;
-    if (share > a->next_size) a->next_size = share;
-    /* (Rounded down past one huge page: rounding 2.1 MB up to 4 MiB left
-     * a last block of the synthetic 10 MB payload 98 % empty.) */
+    if (a->total / 4 > a->next_size) a->next_size = a->total / 4;
     if (a->next_size >= HUGE_BLOCK / 2 && !a->max_block)
-      a->next_size = a->next_size < HUGE_BLOCK ? HUGE_BLOCK : a->next_size & ~(HUGE_BLOCK - 1);
+      a->next_size = (a->next_size + HUGE_BLOCK - 1) & ~(HUGE_BLOCK - 1);
     if (a->next_size > cap) a->next_size = cap;
   }
   void *p = (char *)b + RSC_ARENA_HDR + b->used;
