@@ -16,7 +16,14 @@
 # the renamed slot and then NEW in it; `forward` is time(OLD)/time(NEW)
 # from the first, `swapped` the same from the second, and `speedup`
 # their geometric mean, in which the slot's own bias cancels (`slot` is
-# that bias: 1.000 when neither slot is favoured). Build an old commit with:
+# that bias: 1.000 when neither slot is favoured).
+#
+# What it cannot see: the allocator's state. The two builds share one heap,
+# so a change in how much memory a decoder takes from libc and gives back
+# (page faults of fresh decoders, --new) reads as no change here; compare
+# such changes with a process per build (`rscflight bench` under
+# `perf stat -e page-faults`, docs/performance.md, twelfth round).
+# Build an old commit with:
 #   git worktree add /tmp/old COMMIT && cmake -S /tmp/old -B /tmp/old/build-release \
 #     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/old/build-release --target rscflight_static
 set -euo pipefail
