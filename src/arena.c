@@ -87,7 +87,7 @@ static rsc_arena_block *block_get(rsc_arena *a, size_t size, size_t want) {
 }
 
 void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
-  size = (size + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1);
+  size = rsc__arena_round(size);
   if (size == 0) size = RSC_ARENA_ALIGN;
   rsc_arena_block *b = a->head;
   if (b && b->size - b->used < size && a->aside && b->size - b->used >= RSC_ARENA_ASIDE) {

@@ -45,13 +45,16 @@ void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);
  * props object of one member saves (the decodes were no slower: nodes at
  * 8 mod 16 read as fast here, docs/performance.md, twelfth round). */
 #define RSC_ARENA_ALIGN 8
+static inline size_t rsc__arena_round(size_t size) {
+  return (size + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1);
+}
 void *rsc__arena_alloc_slow(rsc_arena *a, size_t size);
 
 #define RSC_ARENA_HDR ((sizeof(rsc_arena_block) + 15) & ~(size_t)15)
 
 /* The common case inline: bump within the current block. */
 static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
-  size = (size + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1);
+  size = rsc__arena_round(size);
   rsc_arena_block *b = a->head;
   if (b && size && b->size - b->used >= size) {
     void *p = (char *)b + RSC_ARENA_HDR + b->used;
@@ -71,8 +74,7 @@ static inline void rsc__arena_shrink_last(rsc_arena *a, void *p, size_t keep) {
   rsc_arena_block *b = a->head;
   if (!b || !p) return;
   size_t start = (size_t)((char *)p - ((char *)b + RSC_ARENA_HDR));
-  if (start <= b->used)
-    b->used = start + ((keep + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1));
+  if (start <= b->used) b->used = start + rsc__arena_round(keep);
 }
 
 /* Plain heap helpers over the same allocator (for buffers that grow). */
