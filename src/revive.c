@@ -548,14 +548,7 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
 }
 
 static const rsc_node *member(const rsc_node *obj, const char *name) {
-  if (obj->kind != RSC_OBJECT) return NULL;
-  size_t n = strlen(name);
-  for (uint32_t i = 0; i < obj->len; i++) {
-    const rsc_member *m = &obj->u.members[i];
-    if (rsc__member_klen(m) == n && memcmp(m->key, name, n) == 0 && m->val.kind != RSC_UNDEFINED)
-      return &m->val;
-  }
-  return NULL;
+  return rsc_object_get(obj, name, strlen(name));
 }
 
 static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
