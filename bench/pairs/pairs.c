@@ -3,14 +3,16 @@
  * round). The "before" library's symbols carry the prefix old_ (objcopy);
  * the "after" one is linked as it is.
  *
- *   pairs [--seconds S] [--new] [--borrow-input] [--chunk-size N] [--tsv] FILE...
+ *   pairs [--seconds S] [--new] [--borrow-input] [--chunk-size N] FILE...
  *
  * For each FILE: decodes alternate before-after, after-before, ... for S
- * seconds (default 5), each pair giving time(before) / time(after); prints
- * the median of those ratios (> 1: after is faster) and its quartiles,
- * beside both median times. --new makes and frees a decoder per decode
- * (default: one decoder each, reset between decodes, as `rscflight bench
- * --reuse`); the two builds' dumps must agree. */
+ * seconds (default 5), each pair giving time(before) / time(after). Prints
+ * one tab-separated line per file for run.sh, which runs it twice with the
+ * builds' places swapped and makes the table: file, pairs, both median
+ * times in microseconds, the median ratio (> 1: after is faster) and its
+ * quartiles. --new makes and frees a decoder per decode (default: one
+ * decoder each, reset between decodes, as `rscflight bench --reuse`); the
+ * two builds' dumps must agree. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,7 +62,7 @@ typedef struct side {
   rsc_decoder *kept; /* reused between decodes unless --new */
 } side;
 
-static bool fresh, tsv;
+static bool fresh;
 static size_t chunk;
 
 static double now(void) {
@@ -136,17 +138,13 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[first], "--chunk-size") == 0 && first + 1 < argc)
       chunk = (size_t)strtoull(argv[++first], NULL, 10);
     else if (strcmp(argv[first], "--new") == 0) fresh = true;
-    else if (strcmp(argv[first], "--tsv") == 0) tsv = true;
     else if (strcmp(argv[first], "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else {
       fprintf(stderr, "usage: pairs [--seconds S] [--new] [--borrow-input] [--chunk-size N] "
-                      "[--tsv] FILE...\n");
+                      "FILE...\n");
       return 2;
     }
   }
-  if (!tsv)
-    printf("%-28s %7s %11s %11s %8s %8s %8s\n", "file", "pairs", "before", "after", "speedup",
-           "q25", "q75");
   for (int fi = first; fi < argc; fi++) {
     size_t len;
     char *buf = read_file(argv[fi], &len);
@@ -189,10 +187,8 @@ int main(int argc, char **argv) {
     qsort(ta, n, sizeof *ta, by_value);
     const char *base = strrchr(argv[fi], '/');
     base = base ? base + 1 : argv[fi];
-    printf(tsv ? "%s\t%zu\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\n"
-               : "%-28.28s %7zu %8.1f us %8.1f us %7.3fx %7.3fx %7.3fx\n",
-           base, n, tb[n / 2] * 1e6, ta[n / 2] * 1e6, ratio[n / 2], ratio[n / 4],
-           ratio[3 * n / 4]);
+    printf("%s\t%zu\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\n", base, n, tb[n / 2] * 1e6,
+           ta[n / 2] * 1e6, ratio[n / 2], ratio[n / 4], ratio[3 * n / 4]);
     fflush(stdout);
     if (sb.kept) sb.a->decoder_free(sb.kept);
     if (sa.kept) sa.a->decoder_free(sa.kept);

@@ -62,8 +62,8 @@ while [ $# -gt 0 ]; do
 done
 printf '%-28s %7s %11s %11s %8s %8s %8s %8s\n' file pairs old new speedup forward swapped slot
 for f in "${files[@]}"; do
-  fw=$("$work/pairs_forward" --tsv "${opts[@]}" "$f")
-  sw=$("$work/pairs_swapped" --tsv "${opts[@]}" "$f")
+  fw=$("$work/pairs_forward" "${opts[@]}" "$f")
+  sw=$("$work/pairs_swapped" "${opts[@]}" "$f")
   # forward: OLD is "before"; swapped: NEW is "before", so its ratio is
   # time(NEW)/time(OLD) and the old-over-new ratio is its inverse.
   awk -F'\t' -v fw="$fw" -v sw="$sw" 'BEGIN {
