@@ -76,4 +76,8 @@ void rsc__settle(rsc_decoder *d, rsc_chunk *c, uint8_t state);
 /* Iterator result slot i of an async iterable, created pending if needed. */
 rsc_chunk *rsc__stream_slot(rsc_decoder *d, rsc_stream *s, uint32_t i);
 
+/* The value of a settled iterator result slot ({done, value}): its "value"
+ * member, or undefined when the walk deleted it (node.c). */
+const rsc_node *rsc__slot_value(const rsc_chunk *c);
+
 #endif

@@ -733,16 +733,6 @@ static size_t slot_items(walker *w, const rsc_stream *s, const rsc_chunk **end_s
   return count;
 }
 
-static const rsc_node *slot_value(walker *w, const rsc_chunk *c) {
-  for (uint32_t i = 0; i < c->value.len && c->value.kind == RSC_OBJECT; i++) {
-    const rsc_member *m = &c->value.u.members[i];
-    if (rsc__member_klen(m) == 5 && memcmp(m->key, "value", 5) == 0) return &m->val;
-  }
-  (void)w;
-  static const rsc_node undef = {RSC_UNDEFINED, 0, 0, 0, {0}};
-  return &undef;
-}
-
 /* Opens the composite for a child that is not a plain value. */
 static void visit_child(walker *w, child *c) {
   sbuf *b = &w->out;
@@ -794,7 +784,7 @@ static void visit_child(walker *w, child *c) {
     size_t n = slot_items(w, c->stream, &end);
     child *k = kids_alloc(w, n);
     if (!k) return;
-    for (size_t i = 0; i < n; i++) kid_node(&k[i], NULL, slot_value(w, c->stream->slots[i]));
+    for (size_t i = 0; i < n; i++) kid_node(&k[i], NULL, rsc__slot_value(c->stream->slots[i]));
     push_frame(w, k, n, false);
     return;
   }
@@ -813,7 +803,7 @@ static void visit_child(walker *w, child *c) {
     } else {
       const rsc_chunk *end;
       slot_items(w, s, &end);
-      if (end && end->state == CS_FULFILLED) kid_node(&k[0], "done", slot_value(w, end));
+      if (end && end->state == CS_FULFILLED) kid_node(&k[0], "done", rsc__slot_value(end));
       else if (end && end->state == CS_REJECTED) kid_node(&k[0], "error", &end->reason);
       else if (!end && s->closed && s->next_write == s->len) kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
       else {
@@ -1104,9 +1094,9 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     w.d = f->d;
     const rsc_chunk *end;
     size_t count = slot_items(&w, s, &end);
-    if (end && end->state == CS_FULFILLED) fw_push(f, slot_value(&w, end));
+    if (end && end->state == CS_FULFILLED) fw_push(f, rsc__slot_value(end));
     else if (end && end->state == CS_REJECTED) fw_push(f, &end->reason);
-    for (size_t i = count; i-- > 0;) fw_push(f, slot_value(&w, s->slots[i]));
+    for (size_t i = count; i-- > 0;) fw_push(f, rsc__slot_value(s->slots[i]));
     return;
   }
   default:

@@ -77,14 +77,6 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
   }
 }
 
-/* An async iterable's item i as rsc_stream_at gives it, in O(1) once the
- * slot is known to hold an item. */
-static const rsc_node *slot_item(const rsc_chunk *c) {
-  const rsc_node *v = rsc_object_get(&c->value, "value", 5);
-  static const rsc_node undef = {RSC_UNDEFINED, 0, 0, 0, {0}};
-  return v ? v : &undef;
-}
-
 size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap) {
   if (!n) return 0;
   size_t total = 0, w = 0;
@@ -117,7 +109,8 @@ size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap
       return total;
     }
     total = rsc_stream_len(n);
-    for (size_t i = start; i < total && w < cap; i++) rsc_node_view(slot_item(s->slots[i]), &out[w++]);
+    for (size_t i = start; i < total && w < cap; i++)
+      rsc_node_view(rsc__slot_value(s->slots[i]), &out[w++]);
     return total;
   }
   default:

@@ -174,7 +174,7 @@ size_t rsc_stream_len(const rsc_node *n) {
  * member (the walk deletes it): its value is undefined, not missing. */
 static const rsc_node undefined_node = {RSC_UNDEFINED, 0, 0, 0, {0}};
 
-static const rsc_node *result_value(const rsc_chunk *c) {
+const rsc_node *rsc__slot_value(const rsc_chunk *c) {
   const rsc_node *v = rsc_object_get(&c->value, "value", 5);
   return v ? v : &undefined_node;
 }
@@ -183,7 +183,7 @@ const rsc_node *rsc_stream_at(const rsc_node *n, size_t i) {
   const rsc_stream *s = ST(n);
   if (!s || i >= rsc_stream_len(n)) return NULL;
   if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) return &s->items[i];
-  return result_value(s->slots[i]);
+  return rsc__slot_value(s->slots[i]);
 }
 
 rsc_stream_end rsc_stream_end_of(const rsc_node *n) {
@@ -208,7 +208,7 @@ const rsc_node *rsc_stream_end_value(const rsc_node *n) {
   size_t i = rsc_stream_len(n);
   if (i >= s->len) return NULL;
   const rsc_chunk *c = s->slots[i];
-  if (c->state == CS_FULFILLED) return result_value(c);
+  if (c->state == CS_FULFILLED) return rsc__slot_value(c);
   if (c->state == CS_REJECTED) return &c->reason;
   return NULL;
 }
