@@ -86,6 +86,12 @@ static rsc_arena_block *block_get(rsc_arena *a, size_t size, size_t want) {
   return b;
 }
 
+/* The largest block the arena makes (past it, requests get blocks of their
+ * own size). */
+static size_t block_cap(const rsc_arena *a) {
+  return a->max_block ? a->max_block : ((size_t)4 << 20);
+}
+
 void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
   size = rsc__arena_round(size);
   if (size == 0) size = RSC_ARENA_ALIGN;
@@ -119,7 +125,7 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) {
      * a payload crossed a power of two). From 1 MiB on, blocks are whole
      * huge pages: a fresh decoder of the 10 MB page took 2.5x longer when
      * its blocks between 1 and 4 MiB faulted 4 KiB at a time. */
-    size_t cap = a->max_block ? a->max_block : ((size_t)4 << 20);
+    size_t cap = block_cap(a);
     if (a->total / 4 > a->next_size) a->next_size = a->total / 4;
     if (a->next_size >= HUGE_BLOCK / 2 && !a->max_block)
       a->next_size = (a->next_size + HUGE_BLOCK - 1) & ~(HUGE_BLOCK - 1);
@@ -150,18 +156,41 @@ void rsc__arena_reset(rsc_arena *a) {
   /* The blocks go before the spares left from an earlier reset (never
    * needed since); blocks of one request each go back to the allocator. */
   rsc_arena_block *b = a->head, *keep = a->spare;
+  size_t held = 0;  /* usable bytes this decode held, asides included */
+  size_t largest = 0;
+  unsigned blocks = 0;
   while (b) {
     rsc_arena_block *prev = b->prev;
+    held += b->size;
+    if (b->size > largest) largest = b->size;
     if (b->aside) {
       a->total -= RSC_ARENA_HDR + b->size;
       rsc__heap_free(&a->alloc, b);
     } else {
       b->prev = keep;
       keep = b;
+      blocks++;
     }
     b = prev;
   }
-  a->spare = keep;
   a->head = NULL;
+  if (blocks > 2 && held <= block_cap(a) && largest < held / 2) {
+    /* The decode spread over blocks grown a step at a time (4 KiB first):
+     * the next one gets a single block of what this one held, so that it
+     * allocates in one bump run instead of opening a block (and scanning
+     * the spares for one) every few rows and taking blocks of their own
+     * for requests that fit no block's rest (text-heavy and page-16k
+     * 1.04x, docs/performance.md, thirteenth round). What the arena holds
+     * stays the same (the headers of the blocks fewer); this happens once
+     * per size a reused decoder grows to. A decode with one big block
+     * (a big row's) keeps its blocks: the big request finds its block
+     * again after the small ones, which a shared block might not leave
+     * room for. */
+    free_chain(a, keep);
+    keep = NULL;
+    a->total = 0;
+    a->next_size = held;
+  }
+  a->spare = keep;
   a->peak = a->total;
 }

@@ -367,3 +367,49 @@ Test(alloc, arena_without_aside_opens_a_new_head) {
   rsc__arena_free(&a);
   cr_expect_eq(c.live, 0);
 }
+
+/* A decode that spread over several blocks leaves, at reset, one block's
+ * worth for the next: the blocks go back to the allocator and the next
+ * block holds all the last decode held, so the same allocations again
+ * take one block. */
+Test(alloc, arena_reset_gathers_several_blocks_into_one) {
+  counting c = {0, 0, false, 0, 0, 0};
+  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  rsc_arena a;
+  rsc__arena_init(&a, &al);
+  for (int i = 0; i < 200; i++) cr_assert(rsc__arena_alloc(&a, 1000));
+  size_t blocks = 0;
+  for (rsc_arena_block *b = a.head; b; b = b->prev) blocks++;
+  cr_assert_gt(blocks, 2);
+  size_t held = a.total;
+  rsc__arena_reset(&a);
+  cr_expect_eq(c.live, 0, "the blocks went back");
+  cr_expect_eq(a.total, 0);
+  for (int i = 0; i < 200; i++) cr_assert(rsc__arena_alloc(&a, 1000));
+  cr_expect_eq(c.live, 1, "the same allocations again fit one block");
+  cr_expect_null(a.head->prev);
+  cr_expect_leq(a.total, held);
+  /* Now in one block, a reset keeps it. */
+  rsc_arena_block *one = a.head;
+  rsc__arena_reset(&a);
+  cr_expect_eq(a.spare, one);
+  cr_expect_eq(c.live, 1);
+  rsc__arena_free(&a);
+  cr_expect_eq(c.live, 0);
+}
+
+/* Past the largest block the arena makes, blocks are kept as they are. */
+Test(alloc, arena_reset_keeps_blocks_past_the_block_cap) {
+  counting c = {0, 0, false, 0, 0, 0};
+  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  rsc_arena a;
+  rsc__arena_init(&a, &al);
+  a.max_block = 8192;
+  for (int i = 0; i < 200; i++) cr_assert(rsc__arena_alloc(&a, 1000));
+  size_t live = c.live;
+  cr_assert_gt(live, 2);
+  rsc__arena_reset(&a);
+  cr_expect_eq(c.live, live, "every block kept for reuse");
+  rsc__arena_free(&a);
+  cr_expect_eq(c.live, 0);
+}

@@ -465,7 +465,7 @@ Test(api, reset_starts_a_new_stream) {
   cr_expect_eq(rsc_decoder_peak_memory(d), peak);
   /* A big row between small ones: its big blocks are found again after a
    * reset (the smallest spare that fits), not allocated anew beside them. */
-  size_t big = (size_t)3 << 20;
+  size_t big = (size_t)3 << 20, first = 0;
   char *text = malloc(big + 4096); /* 50 small rows, the big one, the root */
   cr_assert(text);
   for (int i = 0; i < 12; i++) {
@@ -480,9 +480,13 @@ Test(api, reset_starts_a_new_stream) {
     cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
     size_t slen = 0;
     cr_expect(rsc_node_string(rsc_node_at(root_value(d), 0), &slen) && slen == big);
-    if (i == 0) peak = rsc_decoder_peak_memory(d);
-    if (i > 0) cr_expect_eq(rsc_decoder_peak_memory(d), peak, "round %d: %zu, was %zu", i,
-                            rsc_decoder_peak_memory(d), peak);
+    /* The first reset may gather small blocks into one (arena.c): from
+     * the second round on, the same memory each time, never more. */
+    size_t now = rsc_decoder_peak_memory(d);
+    if (i == 0) first = now;
+    if (i == 1) peak = now;
+    cr_expect_leq(now, first, "round %d: %zu, round 0 %zu", i, now, first);
+    if (i > 1) cr_expect_eq(now, peak, "round %d: %zu, round 1 %zu", i, now, peak);
   }
   free(text);
   cr_expect_eq(rsc_decoder_reset(NULL), RSC_ERR_STATE);
