@@ -322,7 +322,7 @@ static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bool borro
      * Long text starts on a 32-byte boundary, where none of the copy's
      * 32-byte stores straddles a cache line (the arena gives 8). */
     size_t pad = n >= 128 ? 24 : 0;
-    uint8_t *raw = (uint8_t *)rsc__alloc(d, n + 1 + pad);
+    uint8_t *raw = (uint8_t *)rsc__alloc_bytes(d, n + 1 + pad);
     if (!raw) return rsc__mk(RSC_NONE);
     uint8_t *s = pad ? (uint8_t *)(((uintptr_t)raw + 31) & ~(uintptr_t)31) : raw;
     size_t ascii = rsc__ascii_copy(s, p, n);
@@ -331,7 +331,7 @@ static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bool borro
       s[n] = 0;
       return rsc__str(RSC_STRING, (const char *)s, n);
     }
-    rsc__arena_shrink_last(&d->arena, raw, 0); /* invalid: repaired below */
+    rsc__arena_shrink_last(&d->strings, raw, 0); /* invalid: repaired below */
   }
   size_t fixed_len;
   uint8_t *fixed = rsc__utf8_repair(d, p, n, &fixed_len);
@@ -364,7 +364,7 @@ static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n
    * row gets a byte of its own. */
   const uint8_t *b = p;
   if (!borrow || !n) {
-    uint8_t *copy = (uint8_t *)rsc__alloc(d, n ? n : 1);
+    uint8_t *copy = (uint8_t *)rsc__alloc_bytes(d, n ? n : 1);
     if (!copy) return rsc__mk(RSC_NONE);
     if (n) memcpy(copy, p, n);
     b = copy;

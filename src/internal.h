@@ -251,7 +251,8 @@ typedef struct chunk_table {
 struct rsc_decoder {
   rsc_options opt;
   rsc_arena arena;
-  rsc_arena strings;    /* simdjson writes row strings straight in here     */
+  rsc_arena strings;    /* simdjson writes row strings straight in here;
+                           text and binary rows' copies (rsc__alloc_bytes) */
   rsc_error err;
   bool dev;
   bool finished;
@@ -341,6 +342,18 @@ rsc_node *rsc__alloc_nodes_slow(rsc_decoder *d, size_t n);
 
 static inline void *rsc__alloc(rsc_decoder *d, size_t size) {
   void *p = rsc__arena_alloc(&d->arena, size);
+  return p ? p : rsc__alloc_fail(d);
+}
+
+/* The bytes of a text or binary row's copy: beside the strings simdjson
+ * writes, not between the nodes and chunks, which stay dense (a chunk
+ * read after 3 KB of text was a cache and TLB miss each: seven per cent
+ * of the 10 MB page, docs/performance.md, thirteenth round). A copy that
+ * does not fit the rest of a block opens the next one: with a block of
+ * its own behind the head instead (the node arena's `aside`), every text
+ * row became a malloc, since nothing small fills the head here. */
+static inline void *rsc__alloc_bytes(rsc_decoder *d, size_t size) {
+  void *p = rsc__arena_alloc(&d->strings, size);
   return p ? p : rsc__alloc_fail(d);
 }
 
