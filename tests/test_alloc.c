@@ -413,3 +413,33 @@ Test(alloc, arena_reset_keeps_blocks_past_the_block_cap) {
   rsc__arena_free(&a);
   cr_expect_eq(c.live, 0);
 }
+
+/* Text and binary rows' copies live in the string arena, not between the
+ * nodes and chunks of the node arena (a chunk read after kilobytes of text
+ * was a cache miss each, docs/performance.md, thirteenth round). */
+static bool in_arena(const rsc_arena *a, const void *p) {
+  for (const rsc_arena_block *b = a->head; b; b = b->prev)
+    if (in_block(b, p)) return true;
+  return false;
+}
+
+Test(alloc, row_copies_live_beside_the_strings) {
+  char text[3000];
+  memset(text, 'x', sizeof text);
+  char payload[4000];
+  int n = snprintf(payload, sizeof payload, "1:T%zx,%.*s2:o3,abc0:[\"$1\",\"$2\"]\n",
+                   sizeof text, (int)sizeof text, text);
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  cr_assert_eq(rsc_decoder_feed(d, payload, (size_t)n), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
+  size_t len = 0;
+  const char *s = rsc_node_string(rsc_node_at(root, 0), &len);
+  cr_assert(s && len == sizeof text);
+  const uint8_t *bytes = rsc_node_bytes(rsc_node_at(root, 1), &len);
+  cr_assert(bytes && len == 3 && memcmp(bytes, "abc", 3) == 0);
+  cr_expect(in_arena(&d->strings, s) && !in_arena(&d->arena, s));
+  cr_expect(in_arena(&d->strings, bytes) && !in_arena(&d->arena, bytes));
+  cr_expect(in_arena(&d->arena, rsc_decoder_root(d)), "chunks stay in the node arena");
+  rsc_decoder_free(d);
+}
