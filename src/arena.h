@@ -65,7 +65,9 @@ static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
 }
 void rsc__arena_free(rsc_arena *a);
 /* Empties the arena but keeps its blocks for the allocations that follow
- * (memory already touched: no page faults, no unmap). */
+ * (memory already touched: no page faults, no unmap). Blocks grown a step
+ * at a time over several are given back instead, and the next block holds
+ * what they held: one block for the next decode (arena.c). */
 void rsc__arena_reset(rsc_arena *a);
 /* Gives back the tail of the most recent allocation p, keeping `keep` bytes
  * (p must be the last thing allocated from a). Nothing is given back when p
