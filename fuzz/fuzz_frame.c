@@ -5,7 +5,10 @@
  * whole and in random pieces, and both runs must hand out the same rows (a
  * 'b' row's pieces joined) and the same error. Every row's bytes must be
  * the input's bytes at the offsets it claims, and a row marked padded must
- * have RSC_FRAME_PADDING readable bytes after it (ASan checks the reads). */
+ * have RSC_FRAME_PADDING readable bytes after it (ASan checks the reads).
+ * The split run gives text and binary rows buffers of their own (dest_fn)
+ * when the seed's low bit is set: exactly the row's size, so a write past
+ * a row is caught too, and a row gathered there must come back in one. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,21 @@ typedef struct log {
   bool in_b;
   uint64_t b_offset, b_data_offset, b_next, b_len;
   int64_t b_id;
+  /* buffers dest_fn gave (the split run) */
+  uint8_t **given;
+  size_t n_given;
 } log_t;
+
+static uint8_t *give(void *ctx, uint8_t tag, size_t len) {
+  log_t *l = (log_t *)ctx;
+  FUZZ_CHECK(tag != 'b' && len > 0);
+  uint8_t **g = (uint8_t **)realloc(l->given, (l->n_given + 1) * sizeof *g);
+  FUZZ_CHECK(g);
+  l->given = g;
+  g[l->n_given] = (uint8_t *)malloc(len);
+  FUZZ_CHECK(g[l->n_given]);
+  return g[l->n_given++];
+}
 
 static void mix(log_t *l, const void *p, size_t n) {
   const uint8_t *b = (const uint8_t *)p;
@@ -75,6 +92,10 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   }
   FUZZ_CHECK(!l->in_b);
   FUZZ_CHECK(!row->partial);
+  if (row->gathered) {
+    FUZZ_CHECK(l->n_given > 0 && row->data == l->given[l->n_given - 1]);
+    FUZZ_CHECK(!row->in_place && !row->padded);
+  }
   record(l, row->id, row->tag, row->offset, row->data_offset, row->len);
   return RSC_OK;
 }
@@ -92,6 +113,7 @@ static void run(const uint8_t *p, size_t n, bool lenient, uint64_t max_row, int 
   err->msg = NULL;
   rsc_frame *f = rsc__frame_new(NULL, lenient, max_row);
   FUZZ_CHECK(f);
+  if (split && (seed & 1)) f->dest_fn = give;
   size_t i = 0;
   while (i < n) {
     size_t take = split ? 1 + (size_t)(fuzz_rand(&seed) % 17) : n;
@@ -112,6 +134,8 @@ static void run(const uint8_t *p, size_t n, bool lenient, uint64_t max_row, int 
     FUZZ_CHECK(rsc__frame_offset(f) == i);
   }
   rsc__frame_free(f);
+  for (size_t k = 0; k < l->n_given; k++) free(l->given[k]);
+  free(l->given);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

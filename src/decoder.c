@@ -124,6 +124,7 @@ static bool default_alloc(const rsc_alloc *al) {
 }
 
 static void decoder_destroy(rsc_decoder *d);
+static uint8_t *row_dest(void *ctx, uint8_t tag, size_t len);
 
 /* The framer's share of the options: a new decoder's and a kept one's. */
 static void frame_take_options(rsc_frame *f, const rsc_options *o) {
@@ -167,7 +168,10 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   d->arena.aside = true;
   rsc__arena_init(&d->strings, &al);
   d->frame = rsc__frame_new(&al, (o.flags & RSC_OPT_LENIENT_IDS) != 0, o.limits.max_row_bytes);
-  if (d->frame) frame_take_options(d->frame, &o);
+  if (d->frame) {
+    frame_take_options(d->frame, &o);
+    d->frame->dest_fn = row_dest;
+  }
   d->json = d->frame ? rsc__json_new(d) : NULL;
   if (!d->json || !start_stream(d, (uint64_t)(uintptr_t)&o)) {
     decoder_destroy(d);
@@ -212,7 +216,7 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
 static bool keepable(const rsc_decoder *d) {
   return default_alloc(&d->opt.alloc) && rsc_decoder_bytes(d) <= WARM_MAX_READ &&
          d->arena.total + d->strings.total <= WARM_MAX_HELD && d->frame && d->json &&
-         d->frame->buf_cap <= WARM_MAX_ROW_BUFFER &&
+         rsc__frame_buffer_cap(d->frame) <= WARM_MAX_ROW_BUFFER &&
          rsc__json_capacity(d->json) <= WARM_MAX_ROW_BUFFER;
 }
 
@@ -304,18 +308,26 @@ static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, siz
   }
 }
 
-/* Whether a row's bytes may stay where they were fed (RSC_OPT_BORROW_INPUT). */
-static bool borrows(const rsc_decoder *d, const rsc_row *row) {
-  return (d->opt.flags & RSC_OPT_BORROW_INPUT) && row->in_place;
+/* How a text or binary row's bytes are held: copied into the decoder,
+ * left where they were fed (RSC_OPT_BORROW_INPUT), or in the decoder's
+ * memory already (gathered there across feeds: row_dest). */
+typedef enum { BYTES_COPY, BYTES_BORROW, BYTES_OWN } bytes_hold;
+
+static bytes_hold holding(const rsc_decoder *d, const rsc_row *row) {
+  if (row->gathered) return BYTES_OWN;
+  return (d->opt.flags & RSC_OPT_BORROW_INPUT) && row->in_place ? BYTES_BORROW : BYTES_COPY;
 }
 
-static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bool borrow) {
-  if (borrow) {
-    if (rsc__utf8_valid(p, n)) {
+static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bytes_hold hold) {
+  if (hold != BYTES_COPY) {
+    size_t ascii = hold == BYTES_OWN ? rsc__ascii_prefix(p, n) : 0;
+    if (ascii == n || rsc__utf8_valid(p + ascii, n - ascii)) {
       rsc_node v = rsc__str(RSC_STRING, (const char *)p, n);
-      v.flags = NF_BORROWED;
+      if (hold == BYTES_BORROW) v.flags = NF_BORROWED;
+      else ((uint8_t *)p)[n] = 0; /* row_dest left room for it */
       return v;
     }
+    /* Invalid: repaired below (gathered bytes stay in the arena). */
   } else {
     /* Copied as it is checked while it is ASCII; only what follows the
      * first other byte goes through simdjson's validator, then a copy.
@@ -359,11 +371,30 @@ static int binary_kind(uint8_t tag, size_t *elem) {
   }
 }
 
-static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n, bool borrow) {
+/* The framer's rsc_dest_fn: a text or binary row that a feed leaves
+ * unfinished is gathered into the string arena, where its value keeps it
+ * (with room for a text's NUL), instead of into the framer's buffer and
+ * then copied out. Out of memory fails the decode, as any allocation
+ * does (the framer then goes on into its own buffer until the row ends,
+ * where on_row stops it). */
+static uint8_t *row_dest(void *ctx, uint8_t tag, size_t len) {
+  rsc_decoder *d = (rsc_decoder *)ctx;
+  size_t elem;
+  if (d->err.code || (d->opt.flags & RSC_OPT_PARSE_ONLY)) return NULL;
+  if (tag != 'T' && binary_kind(tag, &elem) < 0) return NULL;
+  /* Long rows on a 32-byte boundary, as text_node's copies (its check's
+   * 32-byte loads then never straddle a cache line). */
+  size_t pad = len >= 128 ? 24 : 0;
+  uint8_t *raw = (uint8_t *)rsc__alloc_bytes(d, len + 1 + pad);
+  return pad && raw ? (uint8_t *)(((uintptr_t)raw + 31) & ~(uintptr_t)31) : raw;
+}
+
+static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n,
+                            bytes_hold hold) {
   /* Borrowed or not, the bytes' address is the value's identity: an empty
    * row gets a byte of its own. */
   const uint8_t *b = p;
-  if (!borrow || !n) {
+  if (hold == BYTES_COPY || !n) {
     uint8_t *copy = (uint8_t *)rsc__alloc_bytes(d, n ? n : 1);
     if (!copy) return rsc__mk(RSC_NONE);
     if (n) memcpy(copy, p, n);
@@ -536,19 +567,19 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   if (bkind >= 0) {
     if (tag == 'b') {
       /* A piece of a byte stream: enqueued as it arrives. */
-      rsc_node v = binary_node(d, RSC_UINT8, p, n, borrows(d, row));
+      rsc_node v = binary_node(d, RSC_UINT8, p, n, holding(d, row));
       if (v.kind == RSC_NONE) return d->err.code;
       return rsc__resolve_value(d, row->id, v);
     }
     /* A view holds floor(len / element size) elements (FLIGHT-PROTOCOL 2.4). */
-    rsc_node v = binary_node(d, bkind, p, n - n % elem, borrows(d, row));
+    rsc_node v = binary_node(d, bkind, p, n - n % elem, holding(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }
   strip_bom(&p, &n);
   switch (tag) {
   case 'T': {
-    rsc_node v = text_node(d, p, n, borrows(d, row));
+    rsc_node v = text_node(d, p, n, holding(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }

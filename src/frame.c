@@ -34,14 +34,24 @@ rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row
   return f;
 }
 
+/* Back to the framer's own buffer after a row gathered into dest_fn's. */
+static void leave_dest(rsc_frame *f) {
+  if (!f->in_dest) return;
+  f->buf = f->own_buf;
+  f->buf_cap = f->own_cap;
+  f->in_dest = false;
+}
+
 void rsc__frame_free(rsc_frame *f) {
   if (!f) return;
+  leave_dest(f);
   rsc_alloc al = f->alloc;
   rsc__heap_free(&al, f->buf);
   rsc__heap_free(&al, f);
 }
 
 void rsc__frame_reset(rsc_frame *f) {
+  leave_dest(f);
   rsc_frame keep = *f;
   memset(f, 0, sizeof *f);
   f->alloc = keep.alloc;
@@ -50,7 +60,10 @@ void rsc__frame_reset(rsc_frame *f) {
   f->max_total = keep.max_total;
   f->buf = keep.buf;
   f->buf_cap = keep.buf_cap;
+  f->dest_fn = keep.dest_fn;
 }
+
+size_t rsc__frame_buffer_cap(const rsc_frame *f) { return f->in_dest ? f->own_cap : f->buf_cap; }
 
 /* The bytes rsc__frame_take_byte appended, counted in offset (and in a
  * length row's row_length); the fast path closes until fast_update. */
@@ -128,7 +141,29 @@ static rsc_status buf_append_slow(rsc_frame *f, const uint8_t *p, size_t n) {
   return RSC_OK;
 }
 
+/* A length row a feed leaves unfinished goes on in dest_fn's buffer, if
+ * what that allocates at once stays near what has arrived: rows up to
+ * DEST_AT_ONCE from their first piece, longer ones once an eighth of them
+ * is here (a length can claim 256 MiB and send one byte). What the framer
+ * gathered so far is copied over; every append path (buf_append, the
+ * one-byte and small-feed fast paths) then fills that buffer, sized to the
+ * row plus the padding they keep in reserve, so none ever grows it. */
+#define DEST_AT_ONCE ((uint64_t)1 << 20)
+static void enter_dest(rsc_frame *f, void *ctx, size_t avail) {
+  uint64_t total = f->buf_len + f->row_length;
+  if (total > DEST_AT_ONCE && (f->buf_len + avail) * (uint64_t)8 < total) return;
+  uint8_t *dest = f->dest_fn(ctx, f->row_tag, (size_t)total);
+  if (!dest) return;
+  if (f->buf_len) memcpy(dest, f->buf, f->buf_len);
+  f->own_buf = f->buf;
+  f->own_cap = f->buf_cap;
+  f->buf = dest;
+  f->buf_cap = (size_t)total + RSC_FRAME_PADDING;
+  f->in_dest = true;
+}
+
 static void reset_row(rsc_frame *f) {
+  leave_dest(f);
   f->state = ROW_ID;
   f->row_id = 0;
   f->id_digits = 0;
@@ -325,6 +360,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       row.offset = f->row_start;
       row.data_offset = f->data_start;
       row.in_place = f->buf_len == 0;
+      row.gathered = false;
       if (row.in_place) {
         row.data = chunk + i;
         row.len = end - i;
@@ -359,6 +395,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         row.partial = !last;
         row.padded = false;
         row.in_place = true;
+        row.gathered = false;
         row.data = chunk + i;
         row.len = take;
         row.offset = f->row_start;
@@ -374,6 +411,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         continue;
       }
       if (avail < f->row_length) {
+        if (!f->in_dest && f->dest_fn) enter_dest(f, ctx, avail);
         if (buf_append(f, chunk + i, avail) != RSC_OK) {
           f->offset = base + len;
           return set_err(err, RSC_ERR_NOMEM, base + i, f->row_id, "out of memory");
@@ -390,6 +428,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       row.offset = f->row_start;
       row.data_offset = f->data_start;
       row.in_place = f->buf_len == 0;
+      row.gathered = f->in_dest;
       if (row.in_place) {
         row.data = chunk + i;
         row.len = take;
@@ -401,9 +440,10 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
         }
         row.data = f->buf;
         row.len = f->buf_len;
-        row.padded = true;
-        /* The padding is zeroed once, when the row is handed out. */
-        memset(f->buf + f->buf_len, 0, RSC_FRAME_PADDING);
+        /* The padding is zeroed once, when the row is handed out (a dest
+         * buffer has none: text and binary rows are not parsed). */
+        row.padded = !row.gathered;
+        if (row.padded) memset(f->buf + f->buf_len, 0, RSC_FRAME_PADDING);
       }
       i += take;
       f->offset = base + i;

@@ -3,7 +3,8 @@
  * Follows React's row parser states (ROW_ID, ROW_TAG, ROW_LENGTH,
  * ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH; FLIGHT-PROTOCOL 2.3). A row that
  * ends inside one fed buffer is handed out in place; a row split across
- * feeds is gathered once into the framer's buffer. New bytes are scanned
+ * feeds is gathered once into the framer's buffer, or a text or binary row
+ * into the consumer's memory (rsc_dest_fn). New bytes are scanned
  * once: the cost stays linear whatever the piece sizes. */
 #ifndef RSC_FRAME_H
 #define RSC_FRAME_H
@@ -25,6 +26,8 @@ typedef struct rsc_row {
   bool padded;         /* RSC_FRAME_PADDING readable bytes follow data     */
   bool in_place;       /* data points into the buffer being fed (else into
                           the framer's own, reused for the next row)        */
+  bool gathered;       /* data is the buffer the consumer's dest_fn gave
+                          for this row (its own memory: nothing to copy)   */
   const uint8_t *data;
   size_t len;
   uint64_t offset;     /* stream offset of the row's first byte (its id)   */
@@ -35,6 +38,14 @@ typedef struct rsc_row {
  * RSC_OK to go on; anything else stops the framer with that code (the
  * callback has already recorded the error). */
 typedef rsc_status (*rsc_row_fn)(void *ctx, const rsc_row *row);
+
+/* Where a length row (T or binary; not 'b', whose pieces go out as they
+ * arrive) that a feed leaves unfinished is gathered: len bytes of the
+ * consumer's memory, where it would have copied the row to (ctx is the row
+ * callback's), or NULL for the framer's own buffer. The row is then
+ * copied once, piece by piece, instead of into the framer's buffer (grown
+ * by doubling, a copy at each step) and again out of it. */
+typedef uint8_t *(*rsc_dest_fn)(void *ctx, uint8_t tag, size_t len);
 
 /* The framer's state. Its layout is here (not in frame.c) only for the
  * inline one-byte path below; everything else goes through the functions. */
@@ -70,6 +81,12 @@ typedef struct rsc_frame {
   size_t fast_end;
   size_t fast_mark;     /* buf_len when fast_end was set                  */
   bool fast_newline;    /* the row gathered ends at an LF (else a length) */
+  /* Last, apart from the fields every byte touches. */
+  rsc_dest_fn dest_fn;  /* length rows split across feeds go there       */
+  bool in_dest;         /* buf is dest_fn's buffer for the current row,
+                           sized to it (own_buf is the framer's)         */
+  uint8_t *own_buf;
+  size_t own_cap;
 } rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */
@@ -77,6 +94,8 @@ rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row
 void rsc__frame_free(rsc_frame *f);
 /* Back to the start of a stream, keeping the gather buffer. */
 void rsc__frame_reset(rsc_frame *f);
+/* The framer's own gather buffer's size (not a dest_fn buffer's). */
+size_t rsc__frame_buffer_cap(const rsc_frame *f);
 
 /* Feeds bytes. On a framing error returns its code and fills *err. */
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn,

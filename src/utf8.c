@@ -63,14 +63,19 @@ uint8_t *rsc__utf8_repair(rsc_decoder *d, const uint8_t *s, size_t len, size_t *
   return out;
 }
 
+/* Both below share one body: copy (text_node's copies) or only scan (text
+ * gathered in place), the flag a constant at each inlined call. */
+#define ASCII_INLINE static inline __attribute__((always_inline))
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_ASCII_AVX2 1
 /* 128 bytes a step, then 32, where the CPU has AVX2 (checked per call: a
  * load and a test of what libgcc read at start-up); the rest of the
  * library is built for baseline x86-64. */
-__attribute__((target("avx2"))) static size_t ascii_copy_avx2(uint8_t *dst, const uint8_t *s,
-                                                               size_t len) {
+__attribute__((target("avx2"))) ASCII_INLINE size_t ascii_run_avx2(uint8_t *dst,
+                                                                   const uint8_t *s,
+                                                                   size_t len, bool copy) {
   size_t i = 0;
   for (; len - i >= 128; i += 128) {
     __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
@@ -79,43 +84,60 @@ __attribute__((target("avx2"))) static size_t ascii_copy_avx2(uint8_t *dst, cons
     __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
     if (_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, e))))
       break;
-    _mm256_storeu_si256((__m256i *)(dst + i), a);
-    _mm256_storeu_si256((__m256i *)(dst + i + 32), b);
-    _mm256_storeu_si256((__m256i *)(dst + i + 64), c);
-    _mm256_storeu_si256((__m256i *)(dst + i + 96), e);
+    if (copy) {
+      _mm256_storeu_si256((__m256i *)(dst + i), a);
+      _mm256_storeu_si256((__m256i *)(dst + i + 32), b);
+      _mm256_storeu_si256((__m256i *)(dst + i + 64), c);
+      _mm256_storeu_si256((__m256i *)(dst + i + 96), e);
+    }
   }
   for (; len - i >= 32; i += 32) {
     __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
     if (_mm256_movemask_epi8(a)) break;
-    _mm256_storeu_si256((__m256i *)(dst + i), a);
+    if (copy) _mm256_storeu_si256((__m256i *)(dst + i), a);
   }
   return i;
 }
+__attribute__((target("avx2"))) static size_t ascii_copy_avx2(uint8_t *dst, const uint8_t *s,
+                                                               size_t len) {
+  return ascii_run_avx2(dst, s, len, true);
+}
+__attribute__((target("avx2"))) static size_t ascii_scan_avx2(const uint8_t *s, size_t len) {
+  return ascii_run_avx2(NULL, s, len, false);
+}
 #endif
 
-size_t rsc__ascii_copy(uint8_t *dst, const uint8_t *s, size_t len) {
+ASCII_INLINE size_t ascii_run(uint8_t *dst, const uint8_t *s, size_t len, bool copy) {
   size_t i = 0;
 #ifdef HAVE_ASCII_AVX2
-  if (len >= 32 && __builtin_cpu_supports("avx2")) i = ascii_copy_avx2(dst, s, len);
+  if (len >= 32 && __builtin_cpu_supports("avx2"))
+    i = copy ? ascii_copy_avx2(dst, s, len) : ascii_scan_avx2(s, len);
 #endif
   uint64_t w;
   for (; len - i >= 8; i += 8) {
     memcpy(&w, s + i, 8);
     if (w & 0x8080808080808080u) goto bytes;
-    memcpy(dst + i, &w, 8);
+    if (copy) memcpy(dst + i, &w, 8);
   }
   if (i == len) return len;
   if (len >= 8) { /* the last bytes, as the last 8 (those before are ASCII) */
     memcpy(&w, s + len - 8, 8);
     if (!(w & 0x8080808080808080u)) {
-      memcpy(dst + len - 8, &w, 8);
+      if (copy) memcpy(dst + len - 8, &w, 8);
       return len;
     }
   }
 bytes:
-  for (; i < len && s[i] < 0x80; i++) dst[i] = s[i];
+  for (; i < len && s[i] < 0x80; i++)
+    if (copy) dst[i] = s[i];
   return i;
 }
+
+size_t rsc__ascii_copy(uint8_t *dst, const uint8_t *s, size_t len) {
+  return ascii_run(dst, s, len, true);
+}
+
+size_t rsc__ascii_prefix(const uint8_t *s, size_t len) { return ascii_run(NULL, s, len, false); }
 
 size_t rsc__utf16_units(const uint8_t *s, size_t len) {
   size_t units = 0;

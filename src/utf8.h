@@ -22,6 +22,9 @@ uint8_t *rsc__utf8_repair(rsc_decoder *d, const uint8_t *s, size_t len, size_t *
  * on its own. A text row that is all ASCII is then checked as it is copied,
  * one pass where a validation and a copy were two. */
 size_t rsc__ascii_copy(uint8_t *dst, const uint8_t *s, size_t len);
+/* The same scan without the copy: how many bytes of s are ASCII before the
+ * first other one. */
+size_t rsc__ascii_prefix(const uint8_t *s, size_t len);
 
 /* UTF-16 code units in a UTF-8 (or WTF-8) prefix: V8's positions count these. */
 size_t rsc__utf16_units(const uint8_t *s, size_t len);

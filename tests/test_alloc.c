@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"    /* the framer's own buffer */
 #include "internal.h" /* fine mode: the arena's block size */
 #include "support.h"
 
@@ -442,4 +443,57 @@ Test(alloc, row_copies_live_beside_the_strings) {
   cr_expect(in_arena(&d->strings, bytes) && !in_arena(&d->arena, bytes));
   cr_expect(in_arena(&d->arena, rsc_decoder_root(d)), "chunks stay in the node arena");
   rsc_decoder_free(d);
+}
+
+/* A text or binary row split across feeds is gathered straight into the
+ * string arena, where its value stays: one copy, no framer buffer the
+ * size of the row. The dump is the one of the payload fed whole, for
+ * valid text, invalid text (repaired), a BOM, and a typed array whose
+ * length is no multiple of its element size. */
+Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
+  size_t n = 100000;
+  char *text = malloc(n);
+  for (size_t k = 0; k < n; k++) text[k] = (char)('a' + k % 26);
+  memcpy(text + 5000, "\xc3\xa9", 2); /* é */
+  char *bad = malloc(n);
+  memcpy(bad, text, n);
+  bad[7000] = (char)0xff;
+  size_t cap = 3 * n + 200;
+  char *payload = malloc(cap);
+  int len = snprintf(payload, cap, "1:T%zx,%.*s2:T%zx,%.*s3:T%zx,\xef\xbb\xbf%.*s4:g13,", n,
+                     (int)n, text, n, (int)n, bad, n - 3, (int)(n - 6), text);
+  memcpy(payload + len, "0123456789abcdefghi", 0x13);
+  len += 0x13;
+  len += snprintf(payload + len, cap - (size_t)len, "0:[\"$1\",\"$2\",\"$3\",\"$4\"]\n");
+  rsc_decoder *whole = rsc_decoder_new(NULL);
+  cr_assert_eq(rsc_decoder_feed(whole, payload, (size_t)len), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(whole), RSC_OK);
+  char *want = rsc_dump(whole, 0, NULL);
+  rsc_decoder_free(whole);
+  size_t pieces[] = {1, 7, 4096, 65536};
+  for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+    rsc_release_memory(); /* a new decoder, not the one just freed */
+    rsc_decoder *d = rsc_decoder_new(NULL);
+    size_t piece = pieces[i];
+    for (size_t k = 0; k < (size_t)len; k += piece)
+      cr_assert_eq(rsc_decoder_feed(d, payload + k, (size_t)len - k < piece ? (size_t)len - k : piece), RSC_OK);
+    cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+    char *got = rsc_dump(d, 0, NULL);
+    cr_expect_str_eq(got, want, "pieces of %zu", piece);
+    rsc_free(got);
+    const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
+    size_t sl = 0, bl = 0;
+    const char *s = rsc_node_string(rsc_node_at(root, 0), &sl);
+    const char *bom = rsc_node_string(rsc_node_at(root, 2), &bl);
+    cr_assert(s && sl == n && memcmp(s, text, n) == 0 && s[n] == 0);
+    cr_assert(bom && bl == n - 6 && memcmp(bom, text, n - 6) == 0 && bom[bl] == 0);
+    cr_expect(in_arena(&d->strings, s) && in_arena(&d->strings, bom));
+    cr_expect_lt(rsc__frame_buffer_cap(d->frame), 4096,
+                 "pieces of %zu: the framer gathered no long row itself", piece);
+    rsc_decoder_free(d);
+  }
+  rsc_free(want);
+  free(payload);
+  free(bad);
+  free(text);
 }

@@ -196,3 +196,124 @@ Test(frame, one_byte_feeds_of_a_large_row) {
   rsc__frame_free(f);
   free(in);
 }
+
+/* A consumer's rsc_dest_fn: hands out buffers it records, or none. */
+typedef struct dest_log {
+  collected c;
+  int asked;          /* calls of dest_fn                                   */
+  bool refuse;        /* answer NULL (the framer gathers into its own)      */
+  uint8_t *given[8];  /* the buffers handed out                             */
+  size_t given_len[8];
+  int gathered;       /* rows that came back in a given buffer              */
+  bool mismatch;      /* a gathered row not at the start of its buffer     */
+} dest_log;
+
+static uint8_t *dest_give(void *ctx, uint8_t tag, size_t len) {
+  dest_log *l = ctx;
+  (void)tag;
+  if (l->refuse || l->asked == 8) return NULL;
+  uint8_t *b = malloc(len + 1);
+  l->given[l->asked] = b;
+  l->given_len[l->asked++] = len;
+  return b;
+}
+
+static rsc_status collect_dest(void *ctx, const rsc_row *row) {
+  dest_log *l = ctx;
+  if (row->gathered) {
+    l->gathered++;
+    bool found = false;
+    for (int k = 0; k < l->asked; k++)
+      found |= row->data == l->given[k] && row->len == l->given_len[k];
+    if (!found || row->in_place) l->mismatch = true;
+  }
+  return row->len < 1024 ? collect(&l->c, row) : collect_count_only(&l->c, row);
+}
+
+static void frame_dest(const char *in, size_t len, size_t piece, dest_log *l, uint64_t max_row) {
+  rsc_frame *f = rsc__frame_new(NULL, false, max_row);
+  f->dest_fn = dest_give;
+  rsc_error e;
+  for (size_t i = 0; i < len; i += piece)
+    cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in + i, len - i < piece ? len - i : piece,
+                                 collect_dest, l, &e),
+                 RSC_OK);
+  rsc__frame_free(f);
+}
+
+static void dest_free(dest_log *l) {
+  for (int k = 0; k < l->asked; k++) free(l->given[k]);
+}
+
+/* Text and binary rows a feed leaves unfinished are gathered into the
+ * consumer's buffer, sized to the row: the same rows, whatever the
+ * pieces; JSON rows, 'b' pieces and rows that end inside one feed are
+ * not. With the consumer declining, the framer's own buffer serves. */
+Test(frame, split_length_rows_gather_into_the_consumers_buffer) {
+  const char in[] = "1:T5,a\nb\nc0:\"$1\"\n2:o3,\n\n\n3:b4,xyzw4:T0,5:g10,0123456789abcdef";
+  const char want[] = "1:T:5:a\nb\nc|0:-:4:\"$1\"|2:o:3:\n\n\n|3:b:4:|4:T:0:|5:g:16:0123456789abcdef|";
+  size_t len = sizeof in - 1;
+  for (size_t piece = 1; piece <= len; piece++) {
+    dest_log l;
+    memset(&l, 0, sizeof l);
+    frame_dest(in, len, piece, &l, 1 << 20);
+    cr_expect_str_eq(l.c.log, want, "pieces of %zu", piece);
+    cr_expect(!l.mismatch, "pieces of %zu: a gathered row is not its buffer", piece);
+    cr_expect_eq(l.gathered, l.asked, "pieces of %zu: every buffer given is used", piece);
+    if (piece == 1) cr_expect_eq(l.gathered, 3, "T, o and g rows, one byte at a time");
+    if (piece == len) cr_expect_eq(l.asked, 0, "fed whole, every row is in place");
+    dest_free(&l);
+    memset(&l, 0, sizeof l);
+    l.refuse = true;
+    frame_dest(in, len, piece, &l, 1 << 20);
+    cr_expect_str_eq(l.c.log, want, "pieces of %zu, declined", piece);
+    cr_expect_eq(l.gathered, 0);
+  }
+}
+
+/* A length can claim far more than arrives: a row over 1 MiB gets its
+ * buffer only once an eighth of it is here (what was gathered is carried
+ * over), so a claim of 256 MiB and one byte allocates nothing of that. */
+Test(frame, a_long_rows_buffer_waits_for_an_eighth_of_it) {
+  size_t n = (size_t)4 << 20;
+  char head[32];
+  int h = snprintf(head, sizeof head, "1:T%zx,", n);
+  char *in = malloc((size_t)h + n);
+  memcpy(in, head, (size_t)h);
+  for (size_t k = 0; k < n; k++) in[h + k] = (char)('a' + k % 26);
+  dest_log l;
+  memset(&l, 0, sizeof l);
+  rsc_frame *f = rsc__frame_new(NULL, false, (uint64_t)256 << 20);
+  f->dest_fn = dest_give;
+  rsc_error e;
+  size_t fed = 0, piece = 64 << 10;
+  cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in, (size_t)h + 1, collect_count_only, &l.c, &e), RSC_OK);
+  fed = (size_t)h + 1;
+  cr_expect_eq(l.asked, 0, "one byte of a 4 MiB row: no buffer yet");
+  while (fed < (size_t)h + n / 8 - piece) {
+    cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in + fed, piece, collect_count_only, &l.c, &e), RSC_OK);
+    fed += piece;
+  }
+  cr_expect_eq(l.asked, 0, "less than an eighth: no buffer yet");
+  while (fed < (size_t)h + n) {
+    size_t k = (size_t)h + n - fed < piece ? (size_t)h + n - fed : piece;
+    cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in + fed, k, collect_dest, &l, &e), RSC_OK);
+    fed += k;
+  }
+  cr_expect_eq(l.asked, 1);
+  cr_expect_eq(l.gathered, 1);
+  cr_expect(!l.mismatch);
+  cr_expect(memcmp(l.given[0], in + h, n) == 0, "what was gathered before is carried over");
+  cr_expect_lt(rsc__frame_buffer_cap(f), n, "the framer's own buffer stopped growing");
+  rsc__frame_free(f);
+  dest_free(&l);
+  /* A claim of 256 MiB and a byte. */
+  memset(&l, 0, sizeof l);
+  f = rsc__frame_new(NULL, false, (uint64_t)256 << 20);
+  f->dest_fn = dest_give;
+  const char claim[] = "1:T10000000,x";
+  cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)claim, sizeof claim - 1, collect_dest, &l, &e), RSC_OK);
+  cr_expect_eq(l.asked, 0);
+  rsc__frame_free(f);
+  free(in);
+}
