@@ -166,7 +166,8 @@ enum {
    * keeps every buffer it feeds alive and unchanged until the decoder is
    * reset or freed. RISK: the text of such a T row is not NUL-terminated
    * (rsc_node_string's length says where it ends). Rows split across feeds
-   * are copied as without the flag. */
+   * are in the decoder's memory as without the flag (gathered there piece
+   * by piece as they arrive, one copy). */
   RSC_OPT_BORROW_INPUT = 1u << 7
 };
 

@@ -318,11 +318,22 @@ static bool in_block(const rsc_arena_block *b, const void *p) {
   return (const char *)p >= start && (const char *)p < start + b->size;
 }
 
+/* An arena on the counting allocator: c counts its blocks. */
+static void arena_on(rsc_arena *a, counting *c) {
+  memset(c, 0, sizeof *c);
+  rsc_alloc al = {c_malloc, c_realloc, c_free, c};
+  rsc__arena_init(a, &al);
+}
+
+/* n allocations of size bytes. */
+static void fill(rsc_arena *a, int n, size_t size) {
+  for (int i = 0; i < n; i++) cr_assert(rsc__arena_alloc(a, size));
+}
+
 Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
-  counting c = {0, 0, false, 0, 0, 0};
-  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  counting c;
   rsc_arena a;
-  rsc__arena_init(&a, &al);
+  arena_on(&a, &c);
   a.aside = true;
   void *first = rsc__arena_alloc(&a, 16);
   rsc_arena_block *head = a.head;
@@ -355,10 +366,9 @@ Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
 /* Without the switch (the string arena, whose last allocation is shrunk
  * in place), a request that does not fit opens a new head, as before. */
 Test(alloc, arena_without_aside_opens_a_new_head) {
-  counting c = {0, 0, false, 0, 0, 0};
-  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  counting c;
   rsc_arena a;
-  rsc__arena_init(&a, &al);
+  arena_on(&a, &c);
   rsc__arena_alloc(&a, 16);
   rsc_arena_block *head = a.head;
   void *big = rsc__arena_alloc(&a, head->size - head->used + 16);
@@ -374,11 +384,10 @@ Test(alloc, arena_without_aside_opens_a_new_head) {
  * block holds all the last decode held, so the same allocations again
  * take one block. */
 Test(alloc, arena_reset_gathers_several_blocks_into_one) {
-  counting c = {0, 0, false, 0, 0, 0};
-  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  counting c;
   rsc_arena a;
-  rsc__arena_init(&a, &al);
-  for (int i = 0; i < 200; i++) cr_assert(rsc__arena_alloc(&a, 1000));
+  arena_on(&a, &c);
+  fill(&a, 200, 1000);
   size_t blocks = 0;
   for (rsc_arena_block *b = a.head; b; b = b->prev) blocks++;
   cr_assert_gt(blocks, 2);
@@ -386,7 +395,7 @@ Test(alloc, arena_reset_gathers_several_blocks_into_one) {
   rsc__arena_reset(&a);
   cr_expect_eq(c.live, 0, "the blocks went back");
   cr_expect_eq(a.total, 0);
-  for (int i = 0; i < 200; i++) cr_assert(rsc__arena_alloc(&a, 1000));
+  fill(&a, 200, 1000);
   cr_expect_eq(c.live, 1, "the same allocations again fit one block");
   cr_expect_null(a.head->prev);
   cr_expect_leq(a.total, held);
@@ -401,12 +410,11 @@ Test(alloc, arena_reset_gathers_several_blocks_into_one) {
 
 /* Past the largest block the arena makes, blocks are kept as they are. */
 Test(alloc, arena_reset_keeps_blocks_past_the_block_cap) {
-  counting c = {0, 0, false, 0, 0, 0};
-  rsc_alloc al = {c_malloc, c_realloc, c_free, &c};
+  counting c;
   rsc_arena a;
-  rsc__arena_init(&a, &al);
+  arena_on(&a, &c);
   a.max_block = 8192;
-  for (int i = 0; i < 200; i++) cr_assert(rsc__arena_alloc(&a, 1000));
+  fill(&a, 200, 1000);
   size_t live = c.live;
   cr_assert_gt(live, 2);
   rsc__arena_reset(&a);
