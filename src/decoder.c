@@ -646,9 +646,11 @@ rsc_status rsc_decoder_feed(rsc_decoder *d, const char *buf, size_t len) {
 __attribute__((noinline)) static rsc_status feed_small(rsc_decoder *d, const char *buf,
                                                        size_t len) {
   if (!d) return RSC_ERR_STATE;
-  /* A few bytes of a row still being gathered: no state machine. */
-  if (len > 1 && len <= 16 && d->err.code == RSC_OK && !d->finished &&
-      rsc__frame_append_small(d->frame, (const uint8_t *)buf, len))
+  /* A few bytes of a row still being gathered, or more of a text or
+   * binary row that goes on past them: no state machine. */
+  if (len > 1 && d->err.code == RSC_OK && !d->finished &&
+      (len <= 16 ? rsc__frame_append_small(d->frame, (const uint8_t *)buf, len)
+                 : rsc__frame_append_length(d->frame, (const uint8_t *)buf, len)))
     return RSC_OK;
   return feed(d, buf, len, 0);
 }

@@ -200,6 +200,23 @@ bool rsc__frame_append_small(rsc_frame *f, const uint8_t *chunk, size_t len) {
   return true;
 }
 
+bool rsc__frame_append_length(rsc_frame *f, const uint8_t *chunk, size_t len) {
+  rsc__frame_settle(f);
+  /* The middle of a text or binary row whose buffer has room (after its
+   * first piece, which set the buffer up): a copy, no state machine. The
+   * declared length was checked against the row limit when it was read. */
+  if (f->state != ROW_CHUNK_BY_LENGTH || f->row_tag == 'b' || f->buf_len == 0 ||
+      len >= f->row_length || f->buf_len + len + RSC_FRAME_PADDING > f->buf_cap ||
+      (f->max_total && f->offset + len > f->max_total))
+    return false;
+  memcpy(f->buf + f->buf_len, chunk, len);
+  f->buf_len += len;
+  f->row_length -= len;
+  f->offset += len;
+  fast_update(f);
+  return true;
+}
+
 static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                              void *ctx, rsc_error *err);
 

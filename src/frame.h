@@ -122,6 +122,9 @@ void rsc__frame_settle(rsc_frame *f);
  * nothing (then call rsc__frame_feed). The stream's size limit
  * (max_total) holds: the append must not cross it. */
 bool rsc__frame_append_small(rsc_frame *f, const uint8_t *buf, size_t len);
+/* The same for a feed of any size inside a text or binary row that does
+ * not end in it, when the row's buffer has room: one copy. */
+bool rsc__frame_append_length(rsc_frame *f, const uint8_t *buf, size_t len);
 /* Whether the stream ended in the middle of a row (React drops it). */
 bool rsc__frame_in_row(const rsc_frame *f);
 /* Total bytes fed. */

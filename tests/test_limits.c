@@ -22,7 +22,9 @@ static rsc_decoder *decode_lim(const char *in, size_t len, const rsc_limits *lim
   opt.flags = flags;
   if (lim) opt.limits = *lim;
   if (mode == 0) return rsc_decode(in, len, &opt, err);
-  size_t piece = mode == 1 ? 1 : 5;
+  /* 1 and 5: the one-byte and small-feed fast paths; 24: longer pieces of
+   * a text or binary row (rsc__frame_append_length). */
+  size_t piece = mode == 1 ? 1 : mode == 2 ? 5 : 24;
   rsc_decoder *d = rsc_decoder_new(&opt);
   cr_assert(d);
   for (size_t i = 0; i < len; i += piece)
@@ -34,7 +36,7 @@ static rsc_decoder *decode_lim(const char *in, size_t len, const rsc_limits *lim
 
 static void expect_limit(const char *in, size_t len, const rsc_limits *lim, uint32_t flags,
                          uint64_t offset, int64_t row, const char *msg) {
-  for (int mode = 0; mode < 3; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     rsc_error e;
     memset(&e, 0xA5, sizeof e);
     rsc_decoder *d = decode_lim(in, len, lim, flags, mode, &e);
@@ -53,7 +55,7 @@ static void expect_limit(const char *in, size_t len, const rsc_limits *lim, uint
 
 static void expect_ok(const char *in, size_t len, const rsc_limits *lim, uint32_t flags,
                       const char *want) {
-  for (int mode = 0; mode < 3; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     rsc_error e;
     memset(&e, 0xA5, sizeof e);
     rsc_decoder *d = decode_lim(in, len, lim, flags, mode, &e);
@@ -156,6 +158,19 @@ Test(limits, total_bytes_at_the_exact_byte) {
   /* Exactly the limit is fine. */
   lim.max_total_bytes = 12;
   expect_ok(S("0:1\n1:23456\n"), &lim, 0, "{\"ok\":1}");
+  /* Inside a text row fed in pieces longer than the small-feed path's:
+   * 0:"$1"\n is 7 bytes, 1:T40, 6 more; the limit falls at offset 60,
+   * inside the third 24-byte piece, and the stream stops 5 bytes short of
+   * the row's end: a piece appended past the limit would leave no error
+   * but the unfinished row's. */
+  static const char text[] = "0:\"$1\"\n1:T40,"
+                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?";
+  lim.max_total_bytes = 60;
+  expect_limit(text, sizeof text - 1 - 5, &lim, 0, 60, 1, "stream exceeds the total size limit");
+  expect_limit(text, sizeof text - 1, &lim, 0, 60, 1, "stream exceeds the total size limit");
+  lim.max_total_bytes = sizeof text - 1;
+  expect_ok(text, sizeof text - 1, &lim, 0,
+            "{\"ok\":\"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!?\"}");
 }
 
 Test(limits, total_bytes_decodes_what_came_before) {
