@@ -318,6 +318,17 @@ static bytes_hold holding(const rsc_decoder *d, const rsc_row *row) {
   return (d->opt.flags & RSC_OPT_BORROW_INPUT) && row->in_place ? BYTES_BORROW : BYTES_COPY;
 }
 
+/* Room for a text or binary row's n bytes and a NUL in the string arena
+ * (*raw: the allocation, for rsc__arena_shrink_last). Long rows start on a
+ * 32-byte boundary, where none of the 32-byte stores of a copy or loads
+ * of a check straddles a cache line (the arena gives 8). */
+static uint8_t *alloc_row_bytes(rsc_decoder *d, size_t n, uint8_t **raw) {
+  size_t pad = n >= 128 ? 24 : 0;
+  *raw = (uint8_t *)rsc__alloc_bytes(d, n + 1 + pad);
+  if (!*raw || !pad) return *raw;
+  return (uint8_t *)(((uintptr_t)*raw + 31) & ~(uintptr_t)31);
+}
+
 static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bytes_hold hold) {
   if (hold != BYTES_COPY) {
     size_t ascii = hold == BYTES_OWN ? rsc__ascii_prefix(p, n) : 0;
@@ -330,13 +341,10 @@ static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bytes_hold
     /* Invalid: repaired below (gathered bytes stay in the arena). */
   } else {
     /* Copied as it is checked while it is ASCII; only what follows the
-     * first other byte goes through simdjson's validator, then a copy.
-     * Long text starts on a 32-byte boundary, where none of the copy's
-     * 32-byte stores straddles a cache line (the arena gives 8). */
-    size_t pad = n >= 128 ? 24 : 0;
-    uint8_t *raw = (uint8_t *)rsc__alloc_bytes(d, n + 1 + pad);
-    if (!raw) return rsc__mk(RSC_NONE);
-    uint8_t *s = pad ? (uint8_t *)(((uintptr_t)raw + 31) & ~(uintptr_t)31) : raw;
+     * first other byte goes through simdjson's validator, then a copy. */
+    uint8_t *raw;
+    uint8_t *s = alloc_row_bytes(d, n, &raw);
+    if (!s) return rsc__mk(RSC_NONE);
     size_t ascii = rsc__ascii_copy(s, p, n);
     if (ascii == n || rsc__utf8_valid(p + ascii, n - ascii)) {
       memcpy(s + ascii, p + ascii, n - ascii);
@@ -382,11 +390,8 @@ static uint8_t *row_dest(void *ctx, uint8_t tag, size_t len) {
   size_t elem;
   if (d->err.code || (d->opt.flags & RSC_OPT_PARSE_ONLY)) return NULL;
   if (tag != 'T' && binary_kind(tag, &elem) < 0) return NULL;
-  /* Long rows on a 32-byte boundary, as text_node's copies (its check's
-   * 32-byte loads then never straddle a cache line). */
-  size_t pad = len >= 128 ? 24 : 0;
-  uint8_t *raw = (uint8_t *)rsc__alloc_bytes(d, len + 1 + pad);
-  return pad && raw ? (uint8_t *)(((uintptr_t)raw + 31) & ~(uintptr_t)31) : raw;
+  uint8_t *raw;
+  return alloc_row_bytes(d, len, &raw);
 }
 
 static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n,
