@@ -378,8 +378,9 @@ RSC_API const uint8_t *rsc_node_bytes(const rsc_node *n, size_t *len);
 RSC_API rsc_binary_kind rsc_node_binary_kind(const rsc_node *n);
 /* A static name for a binary kind ("Uint8Array", "DataView", ...). */
 RSC_API const char *rsc_binary_kind_name(rsc_binary_kind k);
-/* ERROR: the message (never NULL for an ERROR node) and digest (NULL when
- * the error has none). */
+/* ERROR: the message (never NULL for an ERROR node; NUL-terminated, but
+ * it may hold NULs, as a SyntaxError quoting its row can: rsc_node_view's
+ * str_len is its whole length) and digest (NULL when the error has none). */
 RSC_API const char *rsc_error_message(const rsc_node *n);
 RSC_API const char *rsc_error_digest(const rsc_node *n);
 /* STREAM: kind, items (values; for byte streams each piece's bytes as a

@@ -7,6 +7,7 @@
  * explicit job stack rather than recursion, so a chain of 10^5 rows each
  * waiting on the next settles without deepening the C stack. */
 #include "chunks.h"
+#include "json.h"
 
 #include <math.h>
 
@@ -638,6 +639,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
     ok = false;
   } else if (failed) {
     thrown = rsc__error_node(d, json_error, NULL);
+    if (thrown.kind == RSC_ERROR) thrown.u.err->message_len = rsc__json_msg_len(json_error);
     ok = false;
   } else {
     *holder = json;

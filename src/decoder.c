@@ -54,6 +54,7 @@ rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest) {
   if (!e) return rsc__mk(RSC_NULL);
   memset(e, 0, sizeof *e);
   e->message = msg ? msg : "";
+  e->message_len = strlen(e->message);
   e->digest = digest ? rsc__str(RSC_STRING, digest, strlen(digest)) : rsc__mk(RSC_NONE);
   e->cause = rsc__mk(RSC_NONE);
   rsc_node n = rsc__mk(RSC_ERROR);
@@ -427,8 +428,10 @@ static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p
   if (d->dev) {
     /* React's DEV client needs a stack array and crashes without one
      * (FLIGHT-PROTOCOL 3.4); either shape is accepted here. */
-    if (rsc__step(d, &info, (rsc_key){"message", 7}, &tmp) && tmp.kind == RSC_STRING && tmp.len)
+    if (rsc__step(d, &info, (rsc_key){"message", 7}, &tmp) && tmp.kind == RSC_STRING && tmp.len) {
       e.u.err->message = tmp.u.str;
+      e.u.err->message_len = tmp.len;
+    }
     if (rsc__step(d, &info, (rsc_key){"name", 4}, &tmp) && tmp.kind == RSC_STRING)
       e.u.err->name = tmp.u.str;
     if (rsc__step(d, &info, (rsc_key){"env", 3}, &tmp) && tmp.kind == RSC_STRING)

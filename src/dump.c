@@ -698,6 +698,7 @@ static void visit(walker *w, const rsc_node *n) {
     if (!k) return;
     kid_text(&k[0], "$", "Error");
     kid_text(&k[1], "message", e->message);
+    k[1].text_len = e->message_len;
     size_t cnt = 2;
     if (e->digest.kind != RSC_NONE && e->digest.kind != RSC_UNDEFINED)
       kid_node(&k[cnt++], "digest", &e->digest);

@@ -46,7 +46,7 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
     break;
   case RSC_ERROR:
     v->str = n->u.err->message;
-    v->str_len = v->str ? strlen(v->str) : 0;
+    v->str_len = n->u.err->message_len;
     break;
   case RSC_STREAM:
     v->sub = n->u.stream->kind;

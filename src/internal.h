@@ -101,7 +101,8 @@ typedef struct rsc_server_ref {
 } rsc_server_ref;
 
 typedef struct rsc_errval {
-  const char *message;
+  const char *message; /* NUL-terminated; may hold NULs (message_len)      */
+  size_t message_len;
   rsc_node digest;    /* RSC_NONE: the error has no digest                  */
   const char *name;   /* NULL: "Error"                                      */
   const char *env;    /* development errors: environment name, or NULL      */

@@ -17,10 +17,19 @@ extern "C" {
 
 typedef enum json_result {
   JSON_OK = 0,
-  JSON_SYNTAX = 1, /* *msg: a V8-style SyntaxError message (arena or static) */
+  JSON_SYNTAX = 1, /* *msg: a V8-style SyntaxError message (rsc__json_msg_len) */
   JSON_NOMEM = 2,
   JSON_LIMIT = 3   /* nesting deeper than the depth limit, or node limit      */
 } json_result;
+
+/* A SyntaxError message is laid out as keys are (internal.h): its length
+ * as a 32-bit word before it and a NUL after, since V8 quotes the source
+ * in it and the source may hold NULs. */
+static inline size_t rsc__json_msg_len(const char *msg) {
+  uint32_t n;
+  memcpy(&n, msg - 4, 4);
+  return n;
+}
 
 typedef struct rsc_json rsc_json;
 

@@ -31,89 +31,6 @@ static void skip_ws(fb *p) {
   while (p->pos < p->len && is_ws(p->s[p->pos])) p->pos++;
 }
 
-/* "... at position N" with N in UTF-16 code units, as V8 counts. */
-static bool fail_at(fb *p, const char *what, size_t pos) {
-  if (p->res != JSON_OK) return false;
-  size_t units = rsc__utf16_units(p->s, pos < p->len ? pos : p->len);
-  size_t n = strlen(what) + 48;
-  char *m = (char *)rsc__alloc(p->d, n);
-  if (!m) {
-    p->res = JSON_NOMEM;
-    return false;
-  }
-  snprintf(m, n, "%s in JSON at position %zu", what, units);
-  p->msg = m;
-  p->res = JSON_SYNTAX;
-  return false;
-}
-
-static bool fail_eos(fb *p) {
-  if (p->res != JSON_OK) return false;
-  p->msg = "Unexpected end of JSON input";
-  p->res = JSON_SYNTAX;
-  return false;
-}
-
-/* Byte offset of the UTF-16 unit index u (clamped). */
-static size_t byte_of_unit(const uint8_t *s, size_t len, size_t u) {
-  size_t units = 0, i = 0;
-  while (i < len && units < u) {
-    uint8_t c = s[i];
-    size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    units += n == 4 ? 2 : 1;
-    i += n;
-  }
-  return i > len ? len : i;
-}
-
-/* V8's "Unexpected token" message, with up to 10 units of context each side
- * for sources of 21 units or more (GetErrorMessageWithEllipses). */
-static bool fail_token(fb *p) {
-  if (p->res != JSON_OK) return false;
-  if (p->pos >= p->len) return fail_eos(p);
-  size_t total = rsc__utf16_units(p->s, p->len);
-  size_t pos = rsc__utf16_units(p->s, p->pos);
-  size_t a = 0, b = total;
-  const char *pre = "\"", *post = "\"";
-  if (total >= 21) {
-    if (pos < 10) {
-      b = pos + 10;
-      post = "\"...";
-    } else if (pos < total - 10) {
-      a = pos - 10;
-      b = pos + 10;
-      pre = "...\"";
-      post = "\"...";
-    } else {
-      a = pos - 10;
-      pre = "...\"";
-    }
-  }
-  size_t ba = byte_of_unit(p->s, p->len, a), bb = byte_of_unit(p->s, p->len, b);
-  size_t tok = 1;
-  uint8_t c = p->s[p->pos];
-  if (c >= 0xC0) tok = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  if (p->pos + tok > p->len) tok = p->len - p->pos;
-  size_t n = (bb - ba) + tok + 64;
-  char *m = (char *)rsc__alloc(p->d, n);
-  if (!m) {
-    p->res = JSON_NOMEM;
-    return false;
-  }
-  snprintf(m, n, "Unexpected token '%.*s', %s%.*s%s is not valid JSON", (int)tok,
-           (const char *)p->s + p->pos, pre, (int)(bb - ba), (const char *)p->s + ba, post);
-  p->msg = m;
-  p->res = JSON_SYNTAX;
-  return false;
-}
-
-static int hexval(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 static size_t put_utf8(uint8_t *o, uint32_t cp) {
   if (cp < 0x80) {
     o[0] = (uint8_t)cp;
@@ -135,6 +52,147 @@ static size_t put_utf8(uint8_t *o, uint32_t cp) {
   o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
   o[3] = (uint8_t)(0x80 | (cp & 0x3F));
   return 4;
+}
+
+/* Room for a message of up to cap bytes, in the layout of json.h's
+ * rsc__json_msg_len (msg_end writes its length). */
+static char *msg_new(fb *p, size_t cap) {
+  char *m = (char *)rsc__alloc(p->d, 4 + cap + 1);
+  if (!m) {
+    p->res = JSON_NOMEM;
+    return NULL;
+  }
+  return m + 4;
+}
+
+static bool msg_end(fb *p, char *m, size_t len) {
+  uint32_t n32 = (uint32_t)len;
+  memcpy(m - 4, &n32, 4);
+  m[len] = 0;
+  p->msg = m;
+  p->res = JSON_SYNTAX;
+  return false;
+}
+
+RSC_KEY(k_eos, "Unexpected end of JSON input");
+
+/* "<what> at position N", N in UTF-16 code units, as V8 counts. Every
+ * template but the one after the value says "in JSON" (V8's message
+ * templates, Node 20). */
+static bool fail_msg(fb *p, const char *what, bool in_json, size_t pos) {
+  if (p->res != JSON_OK) return false;
+  size_t units = rsc__utf16_units(p->s, pos < p->len ? pos : p->len);
+  size_t n = strlen(what) + 48;
+  char *m = msg_new(p, n);
+  if (!m) return false;
+  int w = snprintf(m, n, "%s%s at position %zu", what, in_json ? " in JSON" : "", units);
+  return msg_end(p, m, (size_t)w);
+}
+
+static bool fail_at(fb *p, const char *what, size_t pos) { return fail_msg(p, what, true, pos); }
+
+static bool fail_eos(fb *p) {
+  if (p->res != JSON_OK) return false;
+  p->msg = k_eos.s;
+  p->res = JSON_SYNTAX;
+  return false;
+}
+
+/* Bytes of the UTF-8 character at s[i] (1 for a stray byte, which the
+ * repair before parsing leaves none of). */
+static size_t char_len(const uint8_t *s, size_t len, size_t i) {
+  uint8_t c = s[i];
+  size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  return i + n > len ? len - i : n;
+}
+
+/* Appends to o the UTF-16 units [a, b) of s as WTF-8: a 4-byte character
+ * cut by a bound leaves its lone surrogate, as V8's substrings do. */
+static size_t put_units(uint8_t *o, const uint8_t *s, size_t len, size_t a, size_t b) {
+  size_t units = 0, w = 0;
+  for (size_t i = 0; i < len && units < b;) {
+    size_t n = char_len(s, len, i);
+    if (n == 4) {
+      uint32_t cp = ((uint32_t)(s[i] & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
+                    ((uint32_t)(s[i + 2] & 0x3F) << 6) | (uint32_t)(s[i + 3] & 0x3F);
+      uint32_t hi = 0xD800 + ((cp - 0x10000) >> 10), lo = 0xDC00 + ((cp - 0x10000) & 0x3FF);
+      bool first = units >= a, second = units + 1 >= a && units + 1 < b;
+      if (first && second) {
+        memcpy(o + w, s + i, 4);
+        w += 4;
+      } else if (first || second) {
+        w += put_utf8(o + w, first ? hi : lo);
+      }
+      units += 2;
+    } else {
+      if (units >= a) {
+        memcpy(o + w, s + i, n);
+        w += n;
+      }
+      units++;
+    }
+    i += n;
+  }
+  return w;
+}
+
+/* V8's "Unexpected token" message (GetErrorMessageWithEllipses): the one
+ * UTF-16 unit at the error, and the source, or up to 10 units of it each
+ * side of the error for sources of 21 units or more. */
+static bool fail_token(fb *p) {
+  if (p->res != JSON_OK) return false;
+  if (p->pos >= p->len) return fail_eos(p);
+  size_t total = rsc__utf16_units(p->s, p->len);
+  size_t pos = rsc__utf16_units(p->s, p->pos);
+  size_t a = 0, b = total;
+  const char *pre = "\"", *post = "\"";
+  if (total >= 21) {
+    if (pos < 10) {
+      b = pos + 10;
+      post = "\"...";
+    } else if (pos < total - 10) {
+      a = pos - 10;
+      b = pos + 10;
+      pre = "...\"";
+      post = "\"...";
+    } else {
+      a = pos - 10;
+      pre = "...\"";
+    }
+  }
+  /* at most 4 bytes per unit of context, as WTF-8 */
+  size_t n = 4 * (b - a) + 64;
+  char *m = msg_new(p, n);
+  if (!m) return false;
+  /* memcpy, not %s: the token and the context may be NULs */
+  size_t w = 0;
+  memcpy(m, "Unexpected token '", 18);
+  w = 18;
+  w += put_units((uint8_t *)m + w, p->s, p->len, pos, pos + 1);
+  w += (size_t)snprintf(m + w, n - w, "', %s", pre);
+  w += put_units((uint8_t *)m + w, p->s, p->len, a, b);
+  w += (size_t)snprintf(m + w, n - w, "%s is not valid JSON", post);
+  return msg_end(p, m, w);
+}
+
+/* V8's ReportUnexpectedCharacter, and ReportUnexpectedToken without a
+ * message of its own: what is said depends on the token the character
+ * starts, a string or a number where neither may stand, the end, or any
+ * other character. */
+static bool fail_char(fb *p) {
+  if (p->res != JSON_OK) return false;
+  if (p->pos >= p->len) return fail_eos(p);
+  uint8_t c = p->s[p->pos];
+  if (c == '"') return fail_at(p, "Unexpected string", p->pos);
+  if (c == '-' || (c >= '0' && c <= '9')) return fail_at(p, "Unexpected number", p->pos);
+  return fail_token(p);
+}
+
+static int hexval(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 /* Reads 4 hex digits at p->pos; -1 (and the error) if they are not. */
@@ -187,7 +245,10 @@ static bool parse_string(fb *p, const char **out, size_t *out_len) {
       continue;
     }
     p->pos++;
-    if (p->pos >= p->len) return fail_at(p, "Unterminated string", p->len);
+    /* V8 reads the escaped character as a token first: the end, or one
+     * beyond Latin-1, is reported as such (fail_char) */
+    if (p->pos >= p->len) return fail_eos(p);
+    if (p->s[p->pos] >= 0xC4) return fail_token(p);
     uint8_t e = p->s[p->pos++];
     switch (e) {
     case '"': o[n++] = '"'; break;
@@ -267,7 +328,7 @@ static bool parse_literal(fb *p, const char *word, rsc_node v, rsc_node *out) {
     if (p->pos + k >= p->len) return fail_eos(p);
     if (p->s[p->pos + k] != (uint8_t)word[k]) {
       p->pos += k;
-      return fail_token(p);
+      return fail_char(p);
     }
   }
   p->pos += n;
@@ -368,8 +429,10 @@ static bool read_key(fb *p, fb_frame *f, bool first) {
   f->m[f->n].key = k; /* its length precedes it (parse_string) */
   (void)klen;
   skip_ws(p);
+  /* V8 (Node 20) names the missing ':' only after an object's first key;
+   * after the others it reports the token found instead */
   if (p->pos >= p->len || p->s[p->pos] != ':')
-    return fail_at(p, "Expected ':' after property name", p->pos);
+    return first ? fail_at(p, "Expected ':' after property name", p->pos) : fail_char(p);
   p->pos++;
   return true;
 }
@@ -496,10 +559,10 @@ json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
   for (size_t k = 0; k < 4; k++) {
     if (len == strlen(special[k]) && memcmp(data, special[k], len) == 0) {
       size_t n = len + 24;
-      char *m = (char *)rsc__alloc(d, n);
+      char *m = msg_new(&p, n);
       if (!m) return JSON_NOMEM;
-      snprintf(m, n, "\"%s\" is not valid JSON", special[k]);
-      *msg = m;
+      msg_end(&p, m, (size_t)snprintf(m, n, "\"%s\" is not valid JSON", special[k]));
+      *msg = p.msg;
       return JSON_SYNTAX;
     }
   }
@@ -509,7 +572,7 @@ json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
   }
   skip_ws(&p);
   if (p.pos < p.len) {
-    fail_at(&p, "Unexpected non-whitespace character after JSON", p.pos);
+    fail_msg(&p, "Unexpected non-whitespace character after JSON", false, p.pos);
     *msg = p.msg;
     return p.res;
   }

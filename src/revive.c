@@ -651,10 +651,14 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     const rsc_node *msg = member(&model, "message");
     if (msg && msg->kind == RSC_STRING && msg->len > 0) {
       if (!(e.u.err->message = c_string(d, msg))) return false;
+      e.u.err->message_len = msg->len;
     } else if (msg && msg->kind != RSC_STRING && msg->kind != RSC_NULL &&
              !(msg->kind == RSC_BOOL && !msg->u.boolean) &&
-             !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num))))
-      e.u.err->message = to_js_string(d, msg).u.str;
+             !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num)))) {
+      rsc_node text = to_js_string(d, msg);
+      e.u.err->message = text.u.str;
+      e.u.err->message_len = text.len;
+    }
     const rsc_node *name = member(&model, "name");
     if (name && name->kind == RSC_STRING && !(e.u.err->name = c_string(d, name))) return false;
     const rsc_node *env = member(&model, "env");
