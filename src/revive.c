@@ -7,6 +7,7 @@
  * leave a null placeholder and a listener (6). Containers the JSON stage
  * marked clean (no "$" string, no "__proto__" key inside) are skipped. */
 #include "revive.h"
+#include "jsstring.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "chunks.h"
 #include "hex.h"
 #include "json.h"
+#include "utf8.h"
 
 const char rsc__generic_error[] =
     "An error occurred in the Server Components render. The specific message is omitted in "
@@ -473,75 +475,203 @@ static uint32_t dedupe(rsc_decoder *d, rsc_node *items, uint32_t count, uint32_t
 }
 
 /* String(value) for FormData values and Blob parts that are not bytes. */
-static rsc_node to_js_string(rsc_decoder *d, const rsc_node *v) {
-  char buf[40];
-  switch (v->kind) {
-  case RSC_STRING: return *v;
-  case RSC_NUMBER: {
-    size_t n = rsc__format_number(v->u.num, buf);
-    return rsc__str(RSC_STRING, rsc__strdup(d, buf, n), n);
+/* Node's ERR_INVALID_ARG_TYPE for a string given as a Blob's sources: the
+ * text cut to 25 UTF-16 units and "..." when longer than 28 (a cut pair
+ * leaves its high half), then quoted: '...', or as JSON.stringify writes
+ * it when the text holds a "'". */
+static bool blob_sources_string(rsc_decoder *d, const char *s, size_t n, rsc_node *thrown) {
+  rsc_strbuf t = {NULL, 0, 0}, q = {NULL, 0, 0};
+  bool ok = true;
+  if (rsc__utf16_units((const uint8_t *)s, n) > 28) {
+    size_t u = 0, i = 0;
+    while (ok && i < n && u < 25) {
+      uint8_t c = (uint8_t)s[i];
+      size_t k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      if (i + k > n) k = n - i;
+      if (k == 4 && u == 24) {
+        uint32_t cp = (((uint32_t)c & 0x07) << 18) | (((uint32_t)s[i + 1] & 0x3F) << 12) |
+                      (((uint32_t)s[i + 2] & 0x3F) << 6) | ((uint32_t)s[i + 3] & 0x3F);
+        uint32_t hi = 0xD800 + ((cp - 0x10000) >> 10);
+        char w[3] = {(char)(0xE0 | (hi >> 12)), (char)(0x80 | ((hi >> 6) & 0x3F)),
+                     (char)(0x80 | (hi & 0x3F))};
+        ok = rsc__strbuf_put(d, &t, w, 3);
+        break;
+      }
+      ok = rsc__strbuf_put(d, &t, s + i, k);
+      u += k == 4 ? 2 : 1;
+      i += k;
+    }
+    ok = ok && rsc__strbuf_put(d, &t, "...", 3);
+  } else {
+    ok = rsc__strbuf_put(d, &t, s, n);
   }
-  case RSC_BOOL: return rsc__str(RSC_STRING, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5);
-  case RSC_NULL: return rsc__str(RSC_STRING, "null", 4);
-  case RSC_UNDEFINED: return rsc__str(RSC_STRING, "undefined", 9);
-  case RSC_BIGINT: return rsc__str(RSC_STRING, v->u.str, v->len);
-  default: return rsc__str(RSC_STRING, "[object Object]", 15);
+  static const char head[] = "The \"sources\" argument must be a sequence. Received type string (";
+  ok = ok && rsc__strbuf_put(d, &q, head, sizeof head - 1);
+  if (ok && !(t.len && memchr(t.p, '\'', t.len))) {
+    ok = rsc__strbuf_put(d, &q, "'", 1) && rsc__strbuf_put(d, &q, t.p, t.len) &&
+         rsc__strbuf_put(d, &q, "'", 1);
+  } else if (ok) {
+    ok = rsc__strbuf_put(d, &q, "\"", 1);
+    for (size_t i = 0; ok && i < t.len; i++) {
+      uint8_t c = (uint8_t)t.p[i];
+      char esc[8];
+      if (c == '"' || c == '\\') {
+        esc[0] = '\\';
+        esc[1] = (char)c;
+        ok = rsc__strbuf_put(d, &q, esc, 2);
+      } else if (c < 0x20) {
+        static const char short_esc[] = "btn\0fr";
+        if (c >= 8 && c <= 13 && c != 11) {
+          esc[0] = '\\';
+          esc[1] = short_esc[c - 8];
+          ok = rsc__strbuf_put(d, &q, esc, 2);
+        } else {
+          ok = rsc__strbuf_put(d, &q, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
+        }
+      } else if (c == 0xED && i + 2 < t.len && (uint8_t)t.p[i + 1] >= 0xA0) { /* lone surrogate */
+        uint32_t u = 0xD000 | (((uint32_t)t.p[i + 1] & 0x3F) << 6) | ((uint32_t)t.p[i + 2] & 0x3F);
+        ok = rsc__strbuf_put(d, &q, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", u));
+        i += 2;
+      } else {
+        ok = rsc__strbuf_put(d, &q, (const char *)&t.p[i], 1);
+      }
+    }
+    ok = ok && rsc__strbuf_put(d, &q, "\"", 1);
   }
+  ok = ok && rsc__strbuf_put(d, &q, ")", 1);
+  char *m = ok ? rsc__strdup(d, q.p, q.len) : NULL;
+  size_t mlen = q.len;
+  rsc__strbuf_free(d, &t);
+  rsc__strbuf_free(d, &q);
+  if (!m) {
+    if (ok) rsc__alloc_fail(d);
+    return false;
+  }
+  *thrown = type_error(d, m);
+  if (thrown->kind == RSC_ERROR) thrown->u.err->message_len = mlen;
+  return false;
 }
 
+/* new Blob(model.slice(1), {type: model[0]}) as Node 20 runs it: each part
+ * a Blob's or a buffer's bytes, or String(part) as a USVString
+ * (jsstring.h); the type String(model[0]) lowercased, "" when undefined or
+ * when it holds a character outside U+0020-007E. A part or type that
+ * cannot become a string throws, and so do models that are not arrays, as
+ * JavaScript would on model.slice. */
 static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *thrown) {
-  if (model.kind != RSC_ARRAY) {
+  const rsc_node *items = model.u.items;
+  uint32_t count = model.len;
+  rsc_node *elements = NULL;
+  switch (model.kind) {
+  case RSC_ARRAY: break;
+  case RSC_NULL:
+    *thrown = type_error(d, "Cannot read properties of null (reading 'slice')");
+    return false;
+  case RSC_NONE: case RSC_UNDEFINED:
+    *thrown = type_error(d, "Cannot read properties of undefined (reading 'slice')");
+    return false;
+  case RSC_STRING: {
+    /* String.prototype.slice(1) works; a string is no sequence of parts */
+    size_t skip = 0;
+    if (model.len) {
+      uint8_t c = (uint8_t)model.u.str[0];
+      skip = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      if (skip > model.len) skip = model.len;
+    }
+    if (skip == 4) { /* slice(1) cuts a pair: its low half stays */
+      char *t = (char *)rsc__alloc(d, model.len - 1);
+      if (!t) return false;
+      uint32_t cp = (((uint32_t)model.u.str[0] & 0x07) << 18) |
+                    (((uint32_t)model.u.str[1] & 0x3F) << 12) |
+                    (((uint32_t)model.u.str[2] & 0x3F) << 6) | ((uint32_t)model.u.str[3] & 0x3F);
+      uint32_t lo = 0xDC00 + ((cp - 0x10000) & 0x3FF);
+      t[0] = (char)(0xE0 | (lo >> 12));
+      t[1] = (char)(0x80 | ((lo >> 6) & 0x3F));
+      t[2] = (char)(0x80 | (lo & 0x3F));
+      memcpy(t + 3, model.u.str + 4, model.len - 4);
+      return blob_sources_string(d, t, model.len - 1, thrown);
+    }
+    return blob_sources_string(d, model.u.str + skip, model.len - skip, thrown);
+  }
+  case RSC_BLOB:
+    *thrown = type_error(d, "The \"sources\" argument must be a sequence. Received an instance of Blob");
+    return false;
+  case RSC_BINARY:
+    if (model.sub == RSC_ARRAY_BUFFER) {
+      *thrown = type_error(d, "The \"sources\" argument must be a sequence. Received an instance of "
+                              "ArrayBuffer");
+      return false;
+    }
+    if (model.sub != RSC_DATA_VIEW) {
+      /* A typed array's slice is a typed array: its numbers are the parts
+       * (and the first the type). */
+      static const uint8_t size[] = {1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 1};
+      size_t w = size[model.sub];
+      count = (uint32_t)(model.len / w);
+      elements = rsc__alloc_nodes(d, (size_t)count + 1);
+      if (!elements) return false;
+      for (uint32_t i = 0; i < count; i++) {
+        elements[i] = model;
+        elements[i].u.bytes = model.u.bytes + (size_t)i * w;
+        elements[i].len = (uint32_t)w; /* a one-element array: its String is the number */
+      }
+      items = elements;
+      break;
+    }
+    *thrown = type_error(d, "model.slice is not a function"); /* a DataView has no slice */
+    return false;
+  default:
     *thrown = type_error(d, "model.slice is not a function");
     return false;
   }
+  rsc_strbuf sb = {NULL, 0, 0};
+  bool ok = true;
+  for (uint32_t i = 1; ok && i < count; i++) {
+    const rsc_node *p = &items[i];
+    if (p->kind == RSC_BINARY && !elements)
+      ok = rsc__strbuf_put(d, &sb, (const char *)p->u.bytes, p->len);
+    else if (p->kind == RSC_BLOB)
+      ok = rsc__strbuf_put(d, &sb, (const char *)p->u.blob->bytes, p->u.blob->len);
+    else {
+      size_t from = sb.len;
+      ok = rsc__js_string(d, p, &sb, thrown);
+      if (ok) rsc__usv_in_place(sb.p + from, sb.len - from);
+    }
+  }
+  rsc_node type = rsc__str(RSC_STRING, "", 0);
+  if (ok && count > 0 && items[0].kind != RSC_UNDEFINED && items[0].kind != RSC_NONE)
+    ok = rsc__js_string_node(d, &items[0], false, &type, thrown);
+  if (!ok) {
+    rsc__strbuf_free(d, &sb);
+    return false;
+  }
   rsc_blob *b = (rsc_blob *)rsc__alloc(d, sizeof *b);
-  if (!b) return false;
-  memset(b, 0, sizeof *b);
-  /* The type: lowercased, or "" when it has a character outside U+0020-7E. */
-  b->type = "";
-  if (model.len > 0) {
-    rsc_node t = to_js_string(d, &model.u.items[0]);
-    char *lt = rsc__strdup(d, t.u.str, t.len);
-    if (!lt) return false;
-    bool ok = true;
-    for (uint32_t i = 0; i < t.len; i++) {
-      uint8_t c = (uint8_t)lt[i];
-      if (c < 0x20 || c > 0x7E) ok = false;
-      else if (c >= 'A' && c <= 'Z') lt[i] = (char)(c + 32);
-    }
-    if (ok) {
-      b->type = lt;
-      b->type_len = t.len;
-    }
-  }
-  size_t total = 0;
-  for (uint32_t i = 1; i < model.len; i++) {
-    const rsc_node *p = &model.u.items[i];
-    if (p->kind == RSC_BINARY) total += p->len;
-    else if (p->kind == RSC_BLOB) total += p->u.blob->len;
-    else total += to_js_string(d, p).len;
-  }
   /* Counted against the node limit (16 bytes a node): every "$B" copies
    * its parts, so n references to one blob row would hold n copies. */
-  uint8_t *bytes = (uint8_t *)rsc__alloc_nodes(d, total / sizeof(rsc_node) + 1);
-  if (!bytes) return false;
-  size_t o = 0;
-  for (uint32_t i = 1; i < model.len; i++) {
-    const rsc_node *p = &model.u.items[i];
-    if (p->kind == RSC_BINARY) {
-      memcpy(bytes + o, p->u.bytes, p->len);
-      o += p->len;
-    } else if (p->kind == RSC_BLOB) {
-      memcpy(bytes + o, p->u.blob->bytes, p->u.blob->len);
-      o += p->u.blob->len;
-    } else {
-      rsc_node s = to_js_string(d, p);
-      memcpy(bytes + o, s.u.str, s.len);
-      o += s.len;
-    }
+  uint8_t *bytes = b ? (uint8_t *)rsc__alloc_nodes(d, sb.len / sizeof(rsc_node) + 1) : NULL;
+  if (!bytes) {
+    rsc__strbuf_free(d, &sb);
+    return false;
   }
+  memset(b, 0, sizeof *b);
+  if (sb.len) memcpy(bytes, sb.p, sb.len);
   b->bytes = bytes;
-  b->len = total;
+  b->len = sb.len;
+  rsc__strbuf_free(d, &sb);
+  /* The type: lowercased, or "" when it has a character outside U+0020-7E. */
+  b->type = "";
+  char *lt = rsc__strdup(d, type.u.str, type.len);
+  if (!lt) return false;
+  bool printable = true;
+  for (uint32_t i = 0; i < type.len; i++) {
+    uint8_t c = (uint8_t)lt[i];
+    if (c < 0x20 || c > 0x7E) printable = false;
+    else if (c >= 'A' && c <= 'Z') lt[i] = (char)(c + 32);
+  }
+  if (printable) {
+    b->type = lt;
+    b->type_len = type.len;
+  }
   *out = rsc__mk(RSC_BLOB);
   out->u.blob = b;
   return true;
@@ -619,8 +749,9 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
       if (rsc__step(d, e, (rsc_key){"0", 1}, &tmp)) k = tmp;
       if (rsc__step(d, e, (rsc_key){"1", 1}, &tmp)) v = tmp;
       if (map == MAP_FORMDATA) {
-        k = to_js_string(d, &k);
-        if (v.kind != RSC_BLOB) v = to_js_string(d, &v);
+        /* FormData.append(name, value): USVStrings, unless value is a Blob */
+        if (!rsc__js_string_node(d, &k, true, &k, thrown)) return false;
+        if (v.kind != RSC_BLOB && !rsc__js_string_node(d, &v, true, &v, thrown)) return false;
       }
       items[2 * i] = k;
       items[2 * i + 1] = v;
@@ -655,7 +786,8 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     } else if (msg && msg->kind != RSC_STRING && msg->kind != RSC_NULL &&
              !(msg->kind == RSC_BOOL && !msg->u.boolean) &&
              !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num)))) {
-      rsc_node text = to_js_string(d, msg);
+      rsc_node text;
+      if (!rsc__js_string_node(d, msg, false, &text, thrown)) return false;
       e.u.err->message = text.u.str;
       e.u.err->message_len = text.len;
     }

@@ -160,6 +160,60 @@ Test(revive, syntax_errors_follow_node20) {
   }
 }
 
+/* A Blob's parts and type, and FormData's entries, are what new Blob and
+ * FormData.append make of the model in Node 20: String() of each value
+ * that is not a Blob or a buffer (arrays joined, cycles skipped, objects
+ * tagged, dates in UTC, lone surrogates as U+FFFD), and the TypeError
+ * JavaScript throws for a Symbol, an object whose "toString" is data, or
+ * a model that is no array (null, a string, an ArrayBuffer, ...). Every
+ * expected dump is what React 19.3.1's client decoded from the same
+ * payload. */
+Test(revive, blob_and_form_data_parts_convert_as_javascript) {
+  static const struct {
+    const char *in;
+    size_t len;
+    const char *want;
+  } cases[] = {
+      {"0:\"$B1\"\n1:\"abc\"\n", 16, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('bc')\"}}"},
+      {"0:\"$B1\"\n1:null\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'slice')\"}}"},
+      {"0:\"$B1\"\n1:5\n", 12, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:{\"a\":1}\n", 18, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$\"]\n", 20, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a string\"}}"},
+      {"0:\"$B1\"\n1:[\"$\",\"a\"]\n", 20, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:[\"$undefined\",\"a\"]\n", 29, "{\"ok\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"YQ==\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",[\"a\",null,\"$undefined\",[\"b\",1]],\"c\"]\n", 52, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"YSwsLGIsMWM=\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$D2020-01-01T00:00:00.000Z\",\"$Dnope\",\"$D2020-02-31\",\"$D+002020-01-01T10:20:30.5+05:30\"]\n", 104, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"V2VkIEphbiAwMSAyMDIwIDAwOjAwOjAwIEdNVCswMDAwIChDb29yZGluYXRlZCBVbml2ZXJzYWwgVGltZSlJbnZhbGlkIERhdGVNb24gTWFyIDAyIDIwMjAgMDA6MDA6MDAgR01UKzAwMDAgKENvb3JkaW5hdGVkIFVuaXZlcnNhbCBUaW1lKVdlZCBKYW4gMDEgMjAyMCAwNDo1MDozMCBHTVQrMDAwMCAoQ29vcmRpbmF0ZWQgVW5pdmVyc2FsIFRpbWUp\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$Q2\",\"$W3\",\"$@4\",\"$K5\",{\"toString\":1},{\"a\":\"$undefined\",\"toString\":\"$undefined\"}]\n2:[]\n3:[]\n4:1\n5:[]\n", 117, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert object to primitive value\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"a\\ud800b\",-0,1e21,\"$NaN\",\"$n-0042\"]\n", 52, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"Ye+/vWIwMWUrMjFOYU4tNDI=\"}}"},
+      {"0:\"$B1\"\n1:[\"ten\",\"$1\"]\n", 23, "{\"ok\":{\"$\":\"Blob\",\"type\":\"ten\",\"base64\":\"dGVuLA==\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",[\"x\",\"$1:1\"]]\n", 29, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eCw=\"}}"},
+      {"1:o3,hij0:\"$B1\"\n", 16, "{\"ok\":{\"$\":\"Blob\",\"type\":\"104\",\"base64\":\"MTA1MTA2\"}}"},
+      {"1:A2,hi0:\"$B1\"\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received an instance of ArrayBuffer\"}}"},
+      {"1:V2,hi0:\"$B1\"\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"1:g10,\x00""\x00""\x00""\x00""\x00""\x00""\xf8""?\x00""\x00""\x00""\x00""\x00""\x00""\x02""@0:\"$B1\"\n", 30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"1.5\",\"base64\":\"Mi4yNQ==\"}}"},
+      {"1:M10,\x05""\x00""\x00""\x00""\x00""\x00""\x00""\x00""\xfa""\xff""\xff""\xff""\xff""\xff""\xff""\xff""0:\"$B1\"\n", 30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"5\",\"base64\":\"LTY=\"}}"},
+      {"1:o2,hi0:\"$B2\"\n2:[\"t\",\"$1\",[\"$1\"]]\n", 35, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"aGkxMDQsMTA1\"}}"},
+      {"0:\"$B1\"\n1:d16,\x00""\x00""\x00""\x00""\x00""\x00""\xf8""?\x00""\x00""\x00""\x00""\x00""\x00""\x02""@", 30, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}"},
+      {"0:\"$B1\"\n1:\"it's a long string with many chars\"\n", 47, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"t's a long string with ma...\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"xa'b\\\"c\\n\"\n", 22, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"a'b\\\\\\\"c\\\\n\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"x\\ud83d\\ude00abc\"\n", 29, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('\xf0""\x9f""\x98""\x80""abc')\"}}"},
+      {"0:\"$B1\"\n1:[\"$Z2\"]\n2:E{\"digest\":\"d\"}\n", 36, "{\"ok\":{\"$\":\"Blob\",\"type\":\"error: an error occurred in the server components render. the specific message is omitted in production builds to avoid leaking sensitive details. a digest property is included on this error instance which may provide additional details about the nature of the error.\",\"base64\":\"\"}}"},
+      {"0:\"$B2\"\n2:[\"t\",\"$B1\"]\n1:[\"u\",\"zz\"]\n", 35, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eno=\"}}"},
+      {"0:\"$K1\"\n1:[[\"a\",\"$\"]]\n", 22, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a string\"}}"},
+      {"0:\"$K1\"\n1:[[\"k\",[\"x\",1]],[\"\\ud800\",2]]\n", 39, "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"x,1\"],[\"\xef""\xbf""\xbd""\",\"2\"]]}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$1:0\"]\n", 23, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"dA==\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'yy\"\n", 47, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
+      {"0:\"$B1\"\n1:\"-'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 45, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"'xxxxxxxxxxxxxxxxxxxxxxxx...\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"-\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\"\n", 94, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\\ud83d...')\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 42, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxxxxx')\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 43, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
+      {"0:\"$B1\"\n1:\"-'\\u0001\\ud800\"\n", 27, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"'\\\\u0001\\\\ud800\\\")\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$0\"]\n", 21, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"bnVsbA==\"}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
+}
+
 Test(revive, element_tuples) {
   DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
   DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",
