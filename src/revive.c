@@ -635,7 +635,7 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     else {
       size_t from = sb.len;
       ok = rsc__js_string(d, p, &sb, thrown);
-      if (ok) rsc__usv_in_place(sb.p + from, sb.len - from);
+      if (ok && sb.len > from) rsc__usv_in_place(sb.p + from, sb.len - from);
     }
   }
   rsc_node type = rsc__str(RSC_STRING, "", 0);
