@@ -786,18 +786,21 @@ static rsc_node iter_result(rsc_decoder *d, bool done, rsc_node value) {
   return o;
 }
 
+/* result: the item's iterator result, {"done":...,"value":<row>} as its
+ * row parsed (decoder.c, parse_iterator_result), or NULL: {"done":done,
+ * "value":json} (the end of a stream cut short). */
 static void iterable_enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json,
-                                   const char *json_error, bool done) {
+                                   const char *json_error, bool is_result, bool done) {
   rsc_chunk *slot = rsc__stream_slot(d, s, s->next_write);
   if (!slot) return;
   s->next_write++;
-  rsc_node wrapped = json_error ? json : iter_result(d, done, json);
-  if (slot->state == CS_PENDING) resolve_model_chunk(d, slot, wrapped, json_error);
+  rsc_node result = json_error || is_result ? json : iter_result(d, done, json);
+  if (slot->state == CS_PENDING) resolve_model_chunk(d, slot, result, json_error);
 }
 
 static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const char *json_error) {
   if (s->kind == RSC_STREAM_ITERABLE || s->kind == RSC_STREAM_ITERATOR) {
-    iterable_enqueue_model(d, s, json, json_error, false);
+    iterable_enqueue_model(d, s, json, json_error, true, false);
     return;
   }
   if (!s->previous_blocked) {
@@ -848,11 +851,14 @@ static void enqueue_value(rsc_decoder *d, rsc_stream *s, rsc_node v) {
   else rsc__add_listener(d, s->previous_blocked, LK_STREAM_ENQUEUE, NULL, s, NULL, v);
 }
 
-static void stream_close(rsc_decoder *d, rsc_stream *s, rsc_node json, const char *json_error) {
+/* is_result: json is an iterable's end result as its row parsed
+ * (iterable_enqueue_model). */
+static void stream_close(rsc_decoder *d, rsc_stream *s, rsc_node json, const char *json_error,
+                         bool is_result) {
   if (s->closed) return;
   s->closed = true;
   if (s->kind == RSC_STREAM_ITERABLE || s->kind == RSC_STREAM_ITERATOR) {
-    iterable_enqueue_model(d, s, json, json_error, true);
+    iterable_enqueue_model(d, s, json, json_error, is_result, true);
     while (s->next_write < s->len) {
       rsc_chunk *slot = s->slots[s->next_write++];
       if (slot->state == CS_PENDING)
@@ -1007,7 +1013,7 @@ void rsc__stop_stream(rsc_decoder *d, int64_t id, rsc_node json, bool has_json,
   rsc_chunk *c = rsc__find_chunk(d, id);
   if (!c || c->state != CS_FULFILLED || !c->stream) return;
   if (!has_json) json = rsc__mk(RSC_UNDEFINED);
-  stream_close(d, c->stream, json, json_error);
+  stream_close(d, c->stream, json, json_error, has_json);
 }
 
 void rsc__close(rsc_decoder *d) {
@@ -1024,7 +1030,7 @@ void rsc__close(rsc_decoder *d) {
         rsc__trigger_error(d, c, d->closed_error);
       }
     } else if (c->state == CS_FULFILLED && c->stream) {
-      if (partial) stream_close(d, c->stream, rsc__mk(RSC_UNDEFINED), NULL);
+      if (partial) stream_close(d, c->stream, rsc__mk(RSC_UNDEFINED), NULL, false);
       else stream_error(d, c->stream, d->closed_error);
     }
   }

@@ -540,10 +540,46 @@ static rsc_status debug_event(rsc_decoder *d, const rsc_row *row, const uint8_t 
   return RSC_OK;
 }
 
+/* Whether the row's chunk is an async iterable (X) or iterator (x) stream
+ * taking items. */
+static bool iterable_stream(const rsc_decoder *d, int64_t id) {
+  const rsc_chunk *c = rsc__find_chunk(d, id);
+  return c && c->state == CS_FULFILLED && c->stream &&
+         (c->stream->kind == RSC_STREAM_ITERABLE || c->stream->kind == RSC_STREAM_ITERATOR);
+}
+
+/* React parses an item or end row of an async iterable as the text of its
+ * iterator result, {"done":false,"value":<row>} (done:true for the end;
+ * createResolvedIteratorResultChunk), so that text is what JSON.parse
+ * sees: a SyntaxError points into it, and the row can write the result's
+ * own members ("1,\"done\":true" ends the iteration). So it is parsed
+ * here too, into the result object the stream stores as it is. */
+static bool parse_iterator_result(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
+                                  bool done, rsc_node *out, const char **syntax) {
+  static const char open_false[] = "{\"done\":false,\"value\":";
+  static const char open_true[] = "{\"done\":true,\"value\":";
+  const char *open = done ? open_true : open_false;
+  size_t head = done ? sizeof open_true - 1 : sizeof open_false - 1;
+  uint8_t *text = (uint8_t *)rsc__alloc(d, head + n + 1);
+  if (!text) return false;
+  memcpy(text, open, head);
+  if (n) memcpy(text + head, p, n);
+  text[head + n] = '}';
+  rsc_row wrapped = *row;
+  wrapped.data = text;
+  wrapped.len = head + n + 1;
+  wrapped.padded = false;
+  /* a depth error points at the row's own bytes */
+  wrapped.data_offset = row->data_offset >= head ? row->data_offset - head : 0;
+  return parse_json(d, &wrapped, text, head + n + 1, true, out, syntax);
+}
+
 static rsc_status model_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
   rsc_node json;
   const char *syntax;
-  if (!parse_json(d, row, p, n, true, &json, &syntax)) return d->err.code;
+  bool ok = iterable_stream(d, row->id) ? parse_iterator_result(d, row, p, n, false, &json, &syntax)
+                                        : parse_json(d, row, p, n, true, &json, &syntax);
+  if (!ok) return d->err.code;
   rsc__resolve_model(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, syntax);
   return d->err.code;
 }
@@ -618,12 +654,24 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
     rsc__start_stream(d, row->id, RSC_STREAM_ITERATOR);
     return d->err.code;
   case 'C': {
+    rsc_node json;
+    const char *syntax;
+    if (iterable_stream(d, row->id)) {
+      /* the end's result, as an item's (parse_iterator_result); an empty
+       * row is React's '"$undefined"' */
+      static const uint8_t undefined_text[] = "\"$undefined\"";
+      if (n == 0) {
+        p = undefined_text;
+        n = sizeof undefined_text - 1;
+      }
+      if (!parse_iterator_result(d, row, p, n, true, &json, &syntax)) return d->err.code;
+      rsc__stop_stream(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, true, syntax);
+      return d->err.code;
+    }
     if (n == 0) {
       rsc__stop_stream(d, row->id, rsc__mk(RSC_UNDEFINED), false, NULL);
       return d->err.code;
     }
-    rsc_node json;
-    const char *syntax;
     if (!parse_json(d, row, p, n, false, &json, &syntax)) return d->err.code;
     rsc__stop_stream(d, row->id, syntax ? rsc__mk(RSC_NULL) : json, true, syntax);
     return d->err.code;

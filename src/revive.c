@@ -469,12 +469,14 @@ static uint32_t dedupe(rsc_decoder *d, rsc_node *items, uint32_t count, uint32_t
       continue;
     }
     if (n != i) memcpy(&items[n * stride], &items[i * stride], stride * sizeof *items);
+    /* Map.prototype.set and Set.prototype.add store a -0 key as +0 */
+    if (items[n * stride].kind == RSC_NUMBER && items[n * stride].u.num == 0)
+      items[n * stride].u.num = 0.0;
     n++;
   }
   return n;
 }
 
-/* String(value) for FormData values and Blob parts that are not bytes. */
 /* Node's ERR_INVALID_ARG_TYPE for a string given as a Blob's sources: the
  * text cut to 25 UTF-16 units and "..." when longer than 28 (a cut pair
  * leaves its high half), then quoted: '...', or as JSON.stringify writes

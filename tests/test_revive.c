@@ -214,6 +214,38 @@ Test(revive, blob_and_form_data_parts_convert_as_javascript) {
     expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
 }
 
+/* Map.prototype.set and Set.prototype.add keep a -0 key as +0 (values
+ * and the same -0 elsewhere stay -0), as React's client's new Map and new
+ * Set do; checked against React 19.3.1's client. */
+Test(revive, map_and_set_store_minus_zero_keys_as_zero) {
+  DUMP("0:[\"$Q1\",\"$W2\"]\n1:[[\"$-0\",1],[0,2]]\n2:[\"$-0\",0,\"$-0\"]\n",
+       "{\"ok\":[{\"$\":\"Map\",\"entries\":[[0,2]]},{\"$\":\"Set\",\"values\":[0]}]}");
+  DUMP("0:[\"$Q1\",\"$W2\",[\"$-0\"]]\n1:[[\"$-0\",\"$-0\"]]\n2:[\"$-0\"]\n",
+       "{\"ok\":[{\"$\":\"Map\",\"entries\":[[0,{\"$\":\"-0\"}]]},{\"$\":\"Set\",\"values\":[0]},"
+       "[{\"$\":\"-0\"}]]}");
+}
+
+/* React parses an async iterable's item and end rows as the text of their
+ * iterator result, {"done":false,"value":<row>} (done:true at the end), so
+ * a SyntaxError points into that text and a row can write the result's
+ * members: "1,\"done\":true" ends the iteration with 1, "\"q\",\"done\":false"
+ * at the end yields one more item. An empty end row is "$undefined".
+ * Every expected dump is React 19.3.1's client's. */
+Test(revive, async_iterable_rows_parse_as_their_iterator_results) {
+  DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\"a\"\n1:1,\"done\":true\n1:\"b\"\n1:C\"end\"\n",
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[\"a\"],\"end\":{\"done\":1}}}}");
+  DUMP("1:x\n0:{\"it\":\"$1\"}\n1:{bad\n1:C\n",
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Expected property name or '}' in JSON at position 23\"}}}}}");
+  DUMP("1:X\n0:{\"it\":\"$1\"}\n1:\"a\"\n1:C\n",
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterable\",\"items\":[\"a\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}}");
+  DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\"a\"},{\"z\":1\n1:C\"q\",\"done\":false\n",
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Unexpected non-whitespace character after JSON at position 26\"}}}}}");
+  DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\n1:C\n",
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Unexpected token '}', ...\\\"e,\\\"value\\\":}\\\" is not valid JSON\"}}}}}");
+  DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\"a\"\n1:C\"q\",\"done\":false\n",
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[\"a\",\"q\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}}");
+}
+
 Test(revive, element_tuples) {
   DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
   DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",
