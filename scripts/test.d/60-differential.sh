@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# rscflight against React 19.3.1's own client, payload by payload, over the
+# kept fuzz corpus (tools/differential.py): a payload that decodes
+# differently and is not listed in tools/differential-known.txt fails the
+# run, and so does a listed one that no longer differs. Needs Node 20 (the
+# engine React's client runs on: other versions word JSON.parse's errors
+# otherwise) and the npm registry for fixtures/gen's pinned packages.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)
+if [ "$major" != 20 ]; then
+  echo "differential: skipped: needs Node 20 (found: $major)"
+  exit 0
+fi
+if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
+  (cd fixtures/gen && npm ci --no-audit --no-fund --loglevel=error)
+fi
+PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
+  --corpus fuzz/replay.tar.xz --known tools/differential-known.txt

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""Differential check: rscflight against React's own client, payload by payload.
+
+    PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \\
+        [--corpus fuzz/replay.tar.xz] [--known tools/differential-known.txt] \\
+        [--report OUT.json] [--write-known] [--show N] [FILE...]
+
+Each payload is decoded twice: by React 19.3.1's client in Node 20 (the
+oracle of fixtures/gen, which writes the canonical dump of what the client
+decoded) and by rscflight through its Python binding (`canonical_dump`,
+byte for byte the CLI's dump). The two dumps are compared as
+CANONICAL-DUMP.md section 0 says (parsed JSON, members unordered, numbers
+as doubles).
+
+Payloads: FILE arguments (raw payload bytes), and with --corpus the inputs
+of the fuzz harnesses kept in fuzz/replay.tar.xz (decode/ and walk/), whose
+first 4 bytes are the harness's options (fuzz/fuzz_common.h): their DEV and
+ALLOW_PARTIAL bits pick the oracle's build and React's partial-stream
+option; the other bits (limits, failing allocator, lazy root, temporary
+references) are the harness's and are ignored. rscflight decodes with
+RSC_OPT_LENIENT_IDS, React's own row-id parsing (without it, garbage ids
+are an error, by design).
+
+Outcomes:
+  same          both decoded the same tree
+  differ        both decoded, the trees differ (the first difference is shown)
+  react-quirk   they differ where a text or binary row answers a reference
+                made before it: React's client replaces the waiting chunk and
+                whatever waited waits forever, rscflight resolves it
+                (FLIGHT-PROTOCOL 3.5, a deliberate difference)
+  rsc-error     rscflight stopped with an error where React decoded: its
+                deliberate strictness (a second row for a non-stream chunk,
+                a development row in a production decoder, limits)
+  react-failed  not comparable: React threw outside the stream (its own
+                crash: "This is a bug in React" and the like), never
+                settled the root (a forward reference answered by a text or
+                binary row, FLIGHT-PROTOCOL 3.5), hung, or decoded a value
+                the oracle's dumper cannot express or walk (too deep)
+
+--known names the payloads whose difference is known and explained (one per
+line: the payload's SHA-1, then its reason); the exit status is 1 when a
+payload differs that is not in it, or when a known one no longer differs
+(so the list stays exact). --write-known rewrites the list from this run,
+keeping the reasons already given. Needs Node 20 (React's client runs
+there; other Node versions word JSON.parse's errors differently) and
+fixtures/gen's node_modules (`npm ci` in fixtures/gen).
+"""
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WORKER = os.path.join(ROOT, "fixtures", "gen", "lib", "decode-worker.js")
+
+import rscflight  # noqa: E402  (PYTHONPATH=build/python)
+
+sys.path.insert(0, os.path.join(ROOT, "bench", "python"))
+import baseline  # noqa: E402  (its row framer)
+
+FLAG_DEV, FLAG_PARTIAL = 1, 2
+
+
+def corpus_inputs(path):
+    """(name, payload, dev, partial) for every decode/ and walk/ input."""
+    out = []
+    with tarfile.open(path) as tar:
+        for m in tar.getmembers():
+            parts = m.name.split("/")
+            if not m.isfile() or len(parts) < 2 or parts[-2] not in ("decode", "walk"):
+                continue
+            data = tar.extractfile(m).read()
+            if len(data) < 4:
+                continue
+            flags = data[0]
+            out.append((parts[-1], data[4:], bool(flags & FLAG_DEV), bool(flags & FLAG_PARTIAL)))
+    return out
+
+
+def same_dump(a, b):
+    """CANONICAL-DUMP.md section 0: JSON values, members unordered, numbers
+    as doubles (and true is no number)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b) or (a != a and b != b)
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_dump(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_dump(a[k], b[k]) for k in a)
+    return a == b
+
+
+def first_difference(a, b, ptr=""):
+    if same_dump(a, b):
+        return None
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            if k not in a or k not in b:
+                return ptr + "/" + k
+            d = first_difference(a[k], b[k], ptr + "/" + k)
+            if d is not None:
+                return d
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, "%s/%d" % (ptr, i))
+            if d is not None:
+                return d
+    return ptr or "/"
+
+
+def pointer_get(v, ptr):
+    for k in ptr.split("/")[1:]:
+        if isinstance(v, list):
+            v = v[int(k)] if k.isdigit() and int(k) < len(v) else "<absent>"
+        elif isinstance(v, dict):
+            v = v.get(k, "<absent>")
+        else:
+            return "<absent>"
+    return v
+
+
+def run_oracle(items, dev):
+    """React's client on each payload: {key: oracle result}."""
+    if not items:
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [{"key": key, "chunksBase64": [base64.b64encode(p).decode()], "allowPartial": partial}
+                for key, p, partial in items]
+        jobs_file, out_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "out.json")
+        with open(jobs_file, "w") as f:
+            json.dump(jobs, f)
+        env = dict(os.environ, NODE_ENV="development" if dev else "production")
+        # React logs what it throws on hostile payloads (and the oracle's own
+        # stack overflows); shown only if the worker fails
+        r = subprocess.run(["node", WORKER, "19.3.1", jobs_file, out_file], env=env,
+                           cwd=os.path.dirname(WORKER), timeout=3600, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.stderr.write(r.stdout[-4000:] + r.stderr[-4000:])
+            raise SystemExit("differential: the oracle failed (exit %d)" % r.returncode)
+        with open(out_file) as f:
+            return json.load(f)["results"]
+
+
+def ours(payload, dev, partial):
+    try:
+        return json.loads(rscflight.canonical_dump(payload, dev=dev, allow_partial=partial,
+                                                   lenient_ids=True)), None
+    except rscflight.DecodeError as e:
+        return None, str(e)
+
+
+REF_ID = re.compile(rb'"\$[A-Za-z@]?([0-9a-f]+)')
+
+
+def answers_forward_reference(payload):
+    """Whether a text or binary row answers a reference that came before
+    it. React then replaces the waiting chunk with a new one and whatever
+    waited waits forever (FLIGHT-PROTOCOL 3.5); rscflight resolves the
+    chunk that waits, by design."""
+    referenced, defined = set(), set()
+    for rid, tag, body in baseline.frame(payload):
+        if tag in baseline.LENTAGS and tag != ord("b") and rid in referenced and rid not in defined:
+            return True
+        defined.add(rid)
+        if tag not in baseline.LENTAGS:
+            referenced.update(int(m, 16) for m in REF_ID.findall(body) if len(m) <= 12)
+    return False
+
+
+def classify(theirs, mine, err):
+    if (theirs.get("uncaught") or theirs.get("hang") or theirs.get("inexpressible")
+            or theirs.get("oracleError")):
+        return "react-failed"
+    dump = theirs.get("dump")
+    if dump is None or dump == {"pending": True}:
+        return "react-failed"
+    if err is not None:
+        return "rsc-error"
+    return "same" if same_dump(mine, dump) else "differ"
+
+
+def explain(kind, payload):
+    if kind == "differ" and answers_forward_reference(payload):
+        return "react-quirk"
+    return kind
+
+
+def reason(e):
+    """A reason for the known list, where the class of a difference is one
+    the oracle itself causes; otherwise 'unexplained'."""
+    ours_v, react_v, ptr = e["ours"], e["react"], e["pointer"]
+    if ptr.endswith("/id") and isinstance(react_v, str) and not isinstance(ours_v, str):
+        return ("oracle: its module map rebuilds the reference from property keys (strings) "
+                "when it cannot match the I row; the dump keeps the row's JSON type")
+    if ptr.endswith("/$") and ours_v == "client_ref" and react_v == "undefined":
+        return ("oracle: an I row whose export name is no string resolves to undefined in its "
+                "module model; rscflight dumps the reference as the row gave it")
+    if '"$F' in e["payload_full"]:
+        return ("deliberate: $F is read as a server reference, as clients up to 19.0 read it "
+                "(docs/conformance.md); React 19.3.1 reads it as a reference to chunk 0xF.. ")
+    return "unexplained"
+
+
+def read_known(path):
+    known = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                sha, _, reason = line.partition(" ")
+                known[sha] = reason.strip()
+    return known
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*")
+    ap.add_argument("--corpus", help="a fuzz corpus tarball (fuzz/replay.tar.xz)")
+    ap.add_argument("--known", help="known differences (SHA-1 and reason per line)")
+    ap.add_argument("--write-known", action="store_true", help="rewrite --known from this run")
+    ap.add_argument("--report", help="write every outcome as JSON here")
+    ap.add_argument("--show", type=int, default=10, help="differences to print (default 10)")
+    args = ap.parse_args(argv)
+
+    inputs = []
+    if args.corpus:
+        inputs += corpus_inputs(args.corpus)
+    for path in args.files:
+        with open(path, "rb") as f:
+            inputs.append((path, f.read(), False, False))
+    # one entry per distinct (payload, mode): the corpus holds repeats
+    seen, unique = set(), []
+    for name, payload, dev, partial in inputs:
+        sha = hashlib.sha1(payload + bytes([dev, partial])).hexdigest()
+        if sha not in seen:
+            seen.add(sha)
+            unique.append((sha, name, payload, dev, partial))
+
+    results = {}
+    for dev in (False, True):
+        batch = [(sha, p, partial) for sha, _, p, d, partial in unique if d == dev]
+        results.update(run_oracle(batch, dev))
+
+    outcome, report = {}, []
+    for sha, name, payload, dev, partial in unique:
+        mine, err = ours(payload, dev, partial)
+        theirs = results[sha]
+        kind = explain(classify(theirs, mine, err), payload)
+        outcome[sha] = kind
+        entry = {"sha1": sha, "name": name, "dev": dev, "partial": partial, "outcome": kind}
+        if kind == "differ":
+            ptr = first_difference(mine, theirs["dump"])
+            entry.update(pointer=ptr, ours=pointer_get(mine, ptr), react=pointer_get(theirs["dump"], ptr),
+                         payload=payload[:300].decode("utf-8", "backslashreplace"),
+                         payload_full=payload.decode("utf-8", "backslashreplace"))
+        elif kind == "rsc-error":
+            entry["error"] = err
+        elif kind == "react-failed":
+            entry["react"] = {k: theirs[k] for k in ("uncaught", "hang", "inexpressible", "oracleError")
+                              if theirs.get(k)}
+        report.append(entry)
+
+    counts = {}
+    for e in report:
+        counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
+    print("differential: %d payloads against React 19.3.1's client: %s" % (
+        len(report), ", ".join("%s %d" % (k, counts.get(k, 0))
+                               for k in ("same", "differ", "react-quirk", "rsc-error",
+                                         "react-failed"))))
+
+    known = read_known(args.known)
+    differ = [e for e in report if e["outcome"] == "differ"]
+    new = [e for e in differ if e["sha1"] not in known]
+    gone = sorted(sha for sha in known if outcome.get(sha) != "differ")
+    for e in (new if args.known else differ)[: args.show]:
+        print("  %s %s: at %s ours %s, React %s\n    payload %r" % (
+            "new difference" if args.known else "differs", e["sha1"][:12], e["pointer"],
+            json.dumps(e["ours"])[:160], json.dumps(e["react"])[:160], e["payload"][:160]))
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump([{k: v for k, v in e.items() if k != "payload_full"} for e in report], f, indent=1)
+    if args.write_known and args.known:
+        with open(args.known, "w") as f:
+            f.write("# Payloads (SHA-1 of payload + dev and partial bytes) on which rscflight's dump\n"
+                    "# differs from React 19.3.1's client, with why: tools/differential.py.\n")
+            for e in sorted(differ, key=lambda e: e["sha1"]):
+                f.write("%s %s\n" % (e["sha1"], known.get(e["sha1"], reason(e))))
+        print("wrote %s (%d entries)" % (args.known, len(differ)))
+        return 0
+    if args.known:
+        print("known differences: %d listed, %d new, %d no longer differ" % (len(known), len(new), len(gone)))
+        for sha in gone[: args.show]:
+            print("  no longer differs (remove from the list): %s" % sha)
+        return 1 if new or gone else 0
+    return 0
+
+
+def run_with_deep_stack(fn):
+    """Dumps nest as deep as the payloads do (thousands of levels): json and
+    the comparison recurse, so they run on a thread with a big stack."""
+    import threading
+    sys.setrecursionlimit(200000)
+    threading.stack_size(1 << 30)
+    box = []
+    t = threading.Thread(target=lambda: box.append(fn()))
+    t.start()
+    t.join()
+    return box[0] if box else 2
+
+
+if __name__ == "__main__":
+    sys.exit(run_with_deep_stack(main))
