@@ -268,6 +268,9 @@ struct rsc_decoder {
   rsc_chunk *initializing_chunk;
   uint32_t init_depth;  /* nested chunk initialisations (C stack guard)   */
   bool revive_reaches;  /* the walk under way met a wrapper or a reference */
+  uint32_t lazy_serial; /* "$L" strings made so far: each is its own lazy
+                           object in React, one Map or Set key each (the
+                           LAZY node's len; copies of a node share it)    */
   uint64_t row_offset;  /* offset of the row being processed              */
   int64_t row_id;
   rsc_node marker;      /* the element marker symbol                       */

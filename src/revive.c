@@ -414,6 +414,8 @@ static bool same_value_zero(const rsc_node *a, const rsc_node *b) {
   case RSC_NUMBER: return a->u.num == b->u.num || (isnan(a->u.num) && isnan(b->u.num));
   case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
     return a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
+  case RSC_LAZY: /* a lazy object per "$L" string (lazy_serial) */
+    return a->u.chunk == b->u.chunk && a->len == b->len;
   default: return identity(a) == identity(b);
   }
 }
@@ -718,6 +720,194 @@ bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
   return true;
 }
 
+/* ---- collections of what is not an array ------------------------------------ */
+
+static bool is_primitive(uint8_t kind) {
+  switch (kind) {
+  case RSC_NULL: case RSC_UNDEFINED: case RSC_NONE: case RSC_BOOL: case RSC_NUMBER:
+  case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* A TypeError whose message is head + String(v) + tail (String: a
+ * Symbol prints as Symbol(key)). false: *thrown set, or the decoder failed. */
+static bool error_with_value(rsc_decoder *d, const char *head, const rsc_node *v, const char *tail,
+                             rsc_node *thrown) {
+  rsc_strbuf sb = {NULL, 0, 0};
+  rsc_node ignored;
+  bool ok = rsc__strbuf_put(d, &sb, head, strlen(head));
+  if (ok && v && v->kind == RSC_SYMBOL)
+    ok = rsc__strbuf_put(d, &sb, "Symbol(", 7) && rsc__strbuf_put(d, &sb, v->u.str, v->len) &&
+         rsc__strbuf_put(d, &sb, ")", 1);
+  else if (ok && v)
+    ok = rsc__js_string(d, v, &sb, &ignored);
+  ok = ok && rsc__strbuf_put(d, &sb, tail, strlen(tail));
+  char *m = ok ? rsc__strdup(d, sb.p, sb.len) : NULL;
+  size_t n = sb.len;
+  rsc__strbuf_free(d, &sb);
+  if (!m) {
+    if (ok) rsc__alloc_fail(d);
+    return false;
+  }
+  *thrown = type_error(d, m);
+  if (thrown->kind == RSC_ERROR) thrown->u.err->message_len = n;
+  return false;
+}
+
+/* s[index] of a string: the UTF-16 unit there as a string (half of a pair
+ * as its lone surrogate), undefined past the end. */
+static bool string_unit(rsc_decoder *d, const rsc_node *s, size_t index, rsc_node *out) {
+  const uint8_t *p = (const uint8_t *)s->u.str;
+  size_t u = 0;
+  for (size_t i = 0; i < s->len;) {
+    size_t k = p[i] < 0x80 ? 1 : p[i] < 0xE0 ? 2 : p[i] < 0xF0 ? 3 : 4;
+    if (i + k > s->len) k = s->len - i;
+    if (k == 4 && (u == index || u + 1 == index)) {
+      uint32_t cp = (((uint32_t)p[i] & 0x07) << 18) | (((uint32_t)p[i + 1] & 0x3F) << 12) |
+                    (((uint32_t)p[i + 2] & 0x3F) << 6) | ((uint32_t)p[i + 3] & 0x3F);
+      uint32_t h = u == index ? 0xD800 + ((cp - 0x10000) >> 10) : 0xDC00 + ((cp - 0x10000) & 0x3FF);
+      char w[3] = {(char)(0xE0 | (h >> 12)), (char)(0x80 | ((h >> 6) & 0x3F)),
+                   (char)(0x80 | (h & 0x3F))};
+      char *c = rsc__strdup(d, w, 3);
+      if (!c) return false;
+      *out = rsc__str(RSC_STRING, c, 3);
+      return true;
+    }
+    if (u == index) {
+      char *c = rsc__strdup(d, (const char *)p + i, k);
+      if (!c) return false;
+      *out = rsc__str(RSC_STRING, c, k);
+      return true;
+    }
+    u += k == 4 ? 2 : 1;
+    i += k;
+  }
+  *out = rsc__mk(RSC_UNDEFINED);
+  return true;
+}
+
+/* new Map([..., e, ...]) with e no object. */
+static bool not_an_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown) {
+  return error_with_value(d, "Iterator value ", e, " is not an entry object", thrown);
+}
+
+/* React's createFormData reads model[i][0] and model[i][1]: a null or
+ * undefined entry throws, any other value reads its members (a
+ * primitive has none here: undefined, both). */
+static bool form_data_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown) {
+  if (e->kind == RSC_NULL) {
+    *thrown = type_error(d, "Cannot read properties of null (reading '0')");
+    return false;
+  }
+  if (e->kind == RSC_UNDEFINED || e->kind == RSC_NONE) {
+    *thrown = type_error(d, "Cannot read properties of undefined (reading '0')");
+    return false;
+  }
+  return true;
+}
+
+/* new Map(model), new Set(model), createFormData for a model that is no
+ * array, as JavaScript runs them: null and undefined give empty Maps and
+ * Sets (FormData reads model.length and throws); a string is iterated by
+ * code points (a Set of them; a Map throws on its first, no entry
+ * object); other primitives and objects are not iterable (V8's message
+ * names the value's type), and FormData, reading .length, gets none. */
+static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
+                                rsc_node *thrown) {
+  uint8_t kind = map == MAP_MAP ? RSC_MAP : map == MAP_SET ? RSC_SET : RSC_FORMDATA;
+  bool nullish = model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE;
+  if (map == MAP_FORMDATA && nullish) {
+    *thrown = type_error(d, model.kind == RSC_NULL
+                                ? "Cannot read properties of null (reading 'length')"
+                                : "Cannot read properties of undefined (reading 'length')");
+    return false;
+  }
+  if (model.kind == RSC_STRING && model.len > 0 && map != MAP_FORMDATA) {
+    const uint8_t *s = (const uint8_t *)model.u.str;
+    size_t first = s[0] < 0x80 ? 1 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 : 4;
+    if (first > model.len) first = model.len;
+    if (map == MAP_MAP) {
+      char *c = rsc__strdup(d, (const char *)s, first);
+      if (!c) return false;
+      rsc_node cn = rsc__str(RSC_STRING, c, first);
+      return not_an_entry(d, &cn, thrown);
+    }
+    rsc_node *items = rsc__alloc_nodes(d, (size_t)model.len + 1);
+    if (!items) return false;
+    uint32_t n = 0;
+    for (size_t i = 0; i < model.len;) {
+      size_t k = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+      if (i + k > model.len) k = model.len - i;
+      char *c = rsc__strdup(d, (const char *)s + i, k);
+      if (!c) return false;
+      items[n++] = rsc__str(RSC_STRING, c, k);
+      i += k;
+    }
+    *out = rsc__mk(RSC_SET);
+    out->u.items = items;
+    out->len = dedupe(d, items, n, 1);
+    return true;
+  }
+  if (nullish || map == MAP_FORMDATA || model.kind == RSC_STRING) {
+    /* empty (a FormData of anything else but a string: a .length that is
+     * undefined, or the string's, whose units give no entries here) */
+    if (map == MAP_FORMDATA && model.kind == RSC_STRING && model.len > 0) {
+      /* model[i][0] is the unit itself, model[i][1] undefined */
+      size_t units = rsc__utf16_units((const uint8_t *)model.u.str, model.len);
+      rsc_node *items = rsc__alloc_nodes(d, 2 * units + 1);
+      if (!items) return false;
+      const uint8_t *s = (const uint8_t *)model.u.str;
+      size_t u = 0;
+      for (size_t i = 0; i < model.len;) {
+        size_t k = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
+        if (i + k > model.len) k = model.len - i;
+        char *c;
+        if (k == 4) { /* two units: each a lone surrogate, U+FFFD as a USVString */
+          c = rsc__strdup(d, "\xEF\xBF\xBD", 3);
+          if (!c) return false;
+          items[2 * u] = items[2 * u + 2] = rsc__str(RSC_STRING, c, 3);
+          items[2 * u + 1] = items[2 * u + 3] = rsc__str(RSC_STRING, "undefined", 9);
+          u += 2;
+        } else {
+          c = rsc__strdup(d, (const char *)s + i, k);
+          if (!c) return false;
+          rsc__usv_in_place(c, k);
+          items[2 * u] = rsc__str(RSC_STRING, c, k);
+          items[2 * u + 1] = rsc__str(RSC_STRING, "undefined", 9);
+          u++;
+        }
+        i += k;
+      }
+      *out = rsc__mk(RSC_FORMDATA);
+      out->u.items = items;
+      out->len = (uint32_t)(2 * u);
+      return true;
+    }
+    rsc_node *items = rsc__alloc_nodes(d, 1);
+    if (!items) return false;
+    *out = rsc__mk(kind);
+    out->u.items = items;
+    out->len = 0;
+    return true;
+  }
+  const char *what;
+  switch (model.kind) {
+  case RSC_NUMBER: return error_with_value(d, "number ", &model, " is not iterable (cannot read "
+                                           "property Symbol(Symbol.iterator))", thrown);
+  case RSC_BOOL: return error_with_value(d, "boolean ", &model, " is not iterable (cannot read "
+                                         "property Symbol(Symbol.iterator))", thrown);
+  case RSC_BIGINT: what = "bigint"; break;
+  case RSC_SYMBOL: what = "symbol"; break;
+  case RSC_SERVER_REF: what = "function"; break;
+  default: what = "object"; break;
+  }
+  return error_with_value(d, what, NULL, " is not iterable (cannot read property "
+                          "Symbol(Symbol.iterator))", thrown);
+}
+
 static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
                       rsc_node *thrown) {
   switch (map) {
@@ -727,11 +917,7 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_MAP:
   case MAP_SET:
   case MAP_FORMDATA: {
-    if (model.kind != RSC_ARRAY) {
-      *thrown = type_error(d, "object is not iterable (cannot read property "
-                              "Symbol(Symbol.iterator))");
-      return false;
-    }
+    if (model.kind != RSC_ARRAY) return collection_of_other(d, map, model, out, thrown);
     uint32_t stride = map == MAP_SET ? 1 : 2;
     /* A snapshot, as new Map(model) takes one: later fills of the outlined
      * array do not reach it (FLIGHT-PROTOCOL 6.4). */
@@ -743,13 +929,19 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
         items[i] = *e;
         continue;
       }
-      if (e->kind != RSC_ARRAY && e->kind != RSC_OBJECT) {
-        *thrown = type_error(d, "Iterator value is not an entry object");
+      if (map == MAP_MAP && is_primitive(e->kind)) {
+        /* new Map takes objects as entries, any object (e[0], e[1]) */
+        not_an_entry(d, e, thrown);
         return false;
       }
+      if (map == MAP_FORMDATA && !form_data_entry(d, e, thrown)) return false;
       rsc_node k = rsc__mk(RSC_UNDEFINED), v = rsc__mk(RSC_UNDEFINED), tmp;
-      if (rsc__step(d, e, (rsc_key){"0", 1}, &tmp)) k = tmp;
-      if (rsc__step(d, e, (rsc_key){"1", 1}, &tmp)) v = tmp;
+      if (e->kind == RSC_STRING) { /* a string's [0] and [1]: its first two units */
+        if (!string_unit(d, e, 0, &k) || !string_unit(d, e, 1, &v)) return false;
+      } else {
+        if (rsc__step(d, e, (rsc_key){"0", 1}, &tmp)) k = tmp;
+        if (rsc__step(d, e, (rsc_key){"1", 1}, &tmp)) v = tmp;
+      }
       if (map == MAP_FORMDATA) {
         /* FormData.append(name, value): USVStrings, unless value is a Blob */
         if (!rsc__js_string_node(d, &k, true, &k, thrown)) return false;
@@ -767,6 +959,17 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_BLOB:
     return make_blob(d, model, out, thrown);
   case MAP_ITERATOR: {
+    /* model[Symbol.iterator]() */
+    if (model.kind == RSC_NULL) {
+      *thrown = type_error(d, "object null is not iterable (cannot read property "
+                              "Symbol(Symbol.iterator))");
+      return false;
+    }
+    if (model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
+      *thrown = type_error(d, "undefined is not iterable (cannot read property "
+                              "Symbol(Symbol.iterator))");
+      return false;
+    }
     if (model.kind != RSC_ARRAY) {
       *thrown = type_error(d, "model[Symbol.iterator] is not a function");
       return false;
@@ -1120,6 +1323,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     if (c->state != CS_FULFILLED || c->reaches || c->stream) d->revive_reaches = true;
     if (s[1] == 'L') {
       *out = rsc__lazy(c);
+      out->len = ++d->lazy_serial;
     } else {
       *out = rsc__mk(RSC_PROMISE);
       out->u.chunk = c;

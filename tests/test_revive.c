@@ -246,6 +246,109 @@ Test(revive, async_iterable_rows_parse_as_their_iterator_results) {
        "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[\"a\",\"q\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}}");
 }
 
+/* Each "$L" string is its own lazy object in React's client, so a Set or
+ * Map keeps two of them apart; the same lazy reached twice (through "$3",
+ * whose value is one) is one key. Checked against React 19.3.1's client. */
+Test(revive, map_and_set_keep_each_lazy_string_apart) {
+  DUMP("0:{\"o\":\"$W1\",\"p\":\"$Q2\"}\n1:[\"$L5\",\"$L5\",\"$3\",\"$3\"]\n3:\"$L5\"\n"
+       "2:[[\"$L5\",1],[\"$3\",2],[\"$3\",3]]\n5:1\n",
+       "{\"ok\":{\"o\":{\"$\":\"Set\",\"values\":[{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},"
+       "{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\","
+       "\"value\":1}]},\"p\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},1],"
+       "[{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},3]]}}}");
+}
+
+/* new Map(model), new Set(model), model[Symbol.iterator]() ($i) and
+ * React's createFormData for every kind of model and entry, as Node 20
+ * runs them: null and undefined make empty collections, a string is
+ * iterated by code points, other values are not iterable with V8's words
+ * for their type, a Map's entry may be any object, FormData reads
+ * model.length and model[i][0], [1]. Every expected dump is React 19.3.1's
+ * client's (a String Iterator, "$i" of a string, has no canonical form and
+ * is left out). */
+Test(revive, collections_of_any_model_as_javascript_builds_them) {
+  static const struct {
+    const char *in, *want;
+  } cases[] = {
+      {"0:\"$Q1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'length')\"}}"},
+      {"0:\"$i1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object null is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$Q1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'length')\"}}"},
+      {"0:\"$Q1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value a is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"a\",\"b\"]}}"},
+      {"0:\"$K1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"b\",\"undefined\"]]}}"},
+      {"0:\"$Q1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value \xf0""\x9f""\x98""\x80"" is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"\xf0""\x9f""\x98""\x80""\",\"a\"]}}"},
+      {"0:\"$K1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"\xef""\xbf""\xbd""\",\"undefined\"],[\"\xef""\xbf""\xbd""\",\"undefined\"],[\"a\",\"undefined\"]]}}"},
+      {"0:\"$Q1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 1 is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[1]}}"},
+      {"0:\"$K1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"},
+      {"0:\"$Q1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value null is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[null]}}"},
+      {"0:\"$K1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading '0')\"}}"},
+      {"0:\"$i1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[null]}}"},
+      {"0:\"$Q1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value ab is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"ab\"]}}"},
+      {"0:\"$K1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"]]}}"},
+      {"0:\"$i1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"ab\"]}}"},
+      {"0:\"$Q1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value Symbol(x) is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 0 is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[0]}}"},
+      {"0:\"$K1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"-0\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"},
+      {"0:\"$W1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
+      {"0:\"$Q1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
+      {"0:\"$W1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
+      {"0:\"$K1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
+      {"0:\"$i1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value undefined is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"undefined\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading '0')\"}}"},
+      {"0:\"$i1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"undefined\"}]}}"},
+      {"0:\"$K1\"\n1:[\"a\",\"\\ud83d\\ude00\",\"x\\ud83d\\ude00\"]\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"\xef""\xbf""\xbd""\",\"\xef""\xbf""\xbd""\"],[\"x\",\"\xef""\xbf""\xbd""\"]]}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
+}
+
 Test(revive, element_tuples) {
   DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
   DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",

@@ -24,10 +24,18 @@ are an error, by design).
 Outcomes:
   same          both decoded the same tree
   differ        both decoded, the trees differ (the first difference is shown)
+  react-chunking  they differ fed whole, and agree when React is fed one byte
+                per network chunk: React's client reads the stream differently
+                depending on where the network cuts it (a typed array row for
+                a byte stream detaches the buffer it was read from, losing the
+                rest of that network chunk); rscflight does not
   react-quirk   they differ where a text or binary row answers a reference
-                made before it: React's client replaces the waiting chunk and
-                whatever waited waits forever, rscflight resolves it
-                (FLIGHT-PROTOCOL 3.5, a deliberate difference)
+                made before it (React's client replaces the waiting chunk and
+                whatever waited waits forever, rscflight resolves it:
+                FLIGHT-PROTOCOL 3.5), or where React's development client
+                throws from its own code on debug data of the wrong shape (a
+                stack that is no array, a frame whose file is no string),
+                which rscflight does not read: deliberate differences
   rsc-error     rscflight stopped with an error where React decoded: its
                 deliberate strictness (a second row for a non-stream chunk,
                 a development row in a production decoder, limits)
@@ -130,12 +138,14 @@ def pointer_get(v, ptr):
     return v
 
 
-def run_oracle(items, dev):
-    """React's client on each payload: {key: oracle result}."""
+def run_oracle(items, dev, split=None):
+    """React's client on each payload: {key: oracle result}. split "byte":
+    fed one byte per network chunk."""
     if not items:
         return {}
     with tempfile.TemporaryDirectory() as tmp:
-        jobs = [{"key": key, "chunksBase64": [base64.b64encode(p).decode()], "allowPartial": partial}
+        jobs = [{"key": key, "chunksBase64": [base64.b64encode(p).decode()], "allowPartial": partial,
+                 "split": split}
                 for key, p, partial in items]
         jobs_file, out_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "out.json")
         with open(jobs_file, "w") as f:
@@ -191,9 +201,35 @@ def classify(theirs, mine, err):
     return "same" if same_dump(mine, dump) else "differ"
 
 
-def explain(kind, payload):
-    if kind == "differ" and answers_forward_reference(payload):
+# What React's development client throws from its own code when a row's
+# debug data (a stack, its frames) is not the shape it expects; rscflight
+# does not read debug data (docs/conformance.md: "Where React crashes")
+DEV_CRASHES = ("Cannot read properties of undefined (reading 'length')",
+               "filename.startsWith is not a function", "frame.join is not a function")
+
+
+def error_messages(v, out):
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if x.get("$") == "Error" and isinstance(x.get("message"), str):
+                out.add(x["message"])
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return out
+
+
+def explain(kind, payload, dev=False, mine=None, theirs=None):
+    if kind != "differ":
+        return kind
+    if answers_forward_reference(payload):
         return "react-quirk"
+    if dev:
+        react_msgs = error_messages(theirs.get("dump"), set()) - error_messages(mine, set())
+        if any(m in DEV_CRASHES for m in react_msgs):
+            return "react-quirk"
     return kind
 
 
@@ -255,11 +291,25 @@ def main(argv=None):
         batch = [(sha, p, partial) for sha, _, p, d, partial in unique if d == dev]
         results.update(run_oracle(batch, dev))
 
+    # A payload that differs fed whole is fed to React again one byte per
+    # network chunk: React's client reads some rows differently depending on
+    # where the network cuts the stream (a typed array row for a byte
+    # stream detaches the chunk it was read from, and the rest of that
+    # chunk is lost), rscflight never does.
+    mine_of = {sha: ours(payload, dev, partial) for sha, _, payload, dev, partial in unique}
+    again = {}
+    for dev in (False, True):
+        batch = [(sha, p, partial) for sha, _, p, d, partial in unique
+                 if d == dev and classify(results[sha], *mine_of[sha]) == "differ"]
+        again.update(run_oracle(batch, dev, split="byte"))
+
     outcome, report = {}, []
     for sha, name, payload, dev, partial in unique:
-        mine, err = ours(payload, dev, partial)
+        mine, err = mine_of[sha]
         theirs = results[sha]
-        kind = explain(classify(theirs, mine, err), payload)
+        kind = explain(classify(theirs, mine, err), payload, dev, mine, theirs)
+        if kind == "differ" and sha in again and classify(again[sha], mine, err) == "same":
+            kind = "react-chunking"
         outcome[sha] = kind
         entry = {"sha1": sha, "name": name, "dev": dev, "partial": partial, "outcome": kind}
         if kind == "differ":
@@ -279,8 +329,8 @@ def main(argv=None):
         counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
     print("differential: %d payloads against React 19.3.1's client: %s" % (
         len(report), ", ".join("%s %d" % (k, counts.get(k, 0))
-                               for k in ("same", "differ", "react-quirk", "rsc-error",
-                                         "react-failed"))))
+                               for k in ("same", "differ", "react-chunking", "react-quirk",
+                                         "rsc-error", "react-failed"))))
 
     known = read_known(args.known)
     differ = [e for e in report if e["outcome"] == "differ"]
