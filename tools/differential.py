@@ -3,7 +3,8 @@
 
     PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \\
         [--corpus fuzz/replay.tar.xz] [--known tools/differential-known.txt] \\
-        [--report OUT.json] [--write-known] [--show N] [FILE...]
+        [--permute K [--seed S]] [--report OUT.json] [--write-known] [--show N] \\
+        [--dev] [FILE...]
 
 Each payload is decoded twice: by React 19.3.1's client in Node 20 (the
 oracle of fixtures/gen, which writes the canonical dump of what the client
@@ -12,7 +13,9 @@ byte for byte the CLI's dump). The two dumps are compared as
 CANONICAL-DUMP.md section 0 says (parsed JSON, members unordered, numbers
 as doubles).
 
-Payloads: FILE arguments (raw payload bytes), and with --corpus the inputs
+Payloads: FILE arguments (raw payload bytes), with --permute K each fixture
+of React 19.3.1's server with its rows shuffled K times (a server streaming
+the same rows in another order), and with --corpus the inputs
 of the fuzz harnesses kept in fuzz/replay.tar.xz (decode/ and walk/), whose
 first 4 bytes are the harness's options (fuzz/fuzz_common.h): their DEV and
 ALLOW_PARTIAL bits pick the oracle's build and React's partial-stream
@@ -90,6 +93,53 @@ def corpus_inputs(path):
                 continue
             flags = data[0]
             out.append((parts[-1], data[4:], bool(flags & FLAG_DEV), bool(flags & FLAG_PARTIAL)))
+    return out
+
+
+def raw_rows(data):
+    """The payload's rows as the byte slices they are (framed as
+    bench/python/baseline.py frames them)."""
+    rows, i, n = [], 0, len(data)
+    while i < n:
+        colon = data.find(b":", i)
+        if colon < 0:
+            break
+        t = data[colon + 1] if colon + 1 < n else 0
+        if t in baseline.LENTAGS:
+            comma = data.find(b",", colon + 2)
+            if comma < 0:
+                break
+            end = comma + 1 + int(data[colon + 2:comma] or b"0", 16)
+        else:
+            end = data.find(b"\n", colon + 1) + 1 or n
+        rows.append(data[i:end])
+        i = end
+    return rows
+
+
+def permuted_fixtures(rounds, seed, max_bytes=60000):
+    """Each fixture of React 19.3.1's server (fixtures/react/19.3.1, up to
+    max_bytes) with its rows in `rounds` random orders: the same rows as a
+    server that streams them in another order would send (a development
+    stream's time-origin row stays first)."""
+    import random
+    rnd = random.Random(seed)
+    out = []
+    for kind in ("prod", "dev"):
+        folder = os.path.join(ROOT, "fixtures", "react", "19.3.1", kind)
+        for f in sorted(os.listdir(folder)):
+            if not f.endswith(".rsc"):
+                continue
+            with open(os.path.join(folder, f), "rb") as fh:
+                data = fh.read()
+            rows = raw_rows(data)
+            if len(data) > max_bytes or len(rows) < 3:
+                continue
+            head = 1 if kind == "dev" and rows[0].startswith(b":N") else 0
+            for k in range(rounds):
+                rest = rows[head:]
+                rnd.shuffle(rest)
+                out.append(("%s/%s#%d" % (kind, f, k), b"".join(rows[:head] + rest), kind == "dev", False))
     return out
 
 
@@ -237,12 +287,17 @@ def reason(e):
     """A reason for the known list, where the class of a difference is one
     the oracle itself causes; otherwise 'unexplained'."""
     ours_v, react_v, ptr = e["ours"], e["react"], e["pointer"]
-    if ptr.endswith("/id") and isinstance(react_v, str) and not isinstance(ours_v, str):
-        return ("oracle: its module map rebuilds the reference from property keys (strings) "
-                "when it cannot match the I row; the dump keeps the row's JSON type")
+    if (ptr.endswith("/id") and isinstance(react_v, str) and not isinstance(ours_v, str)) or (
+            ptr.endswith("/async") and react_v == "<absent>"):
+        return ("oracle: its module map rebuilds the reference from property keys (strings, "
+                "no fourth element) when it cannot match the I row; the dump keeps the row's")
     if ptr.endswith("/$") and ours_v == "client_ref" and react_v == "undefined":
         return ("oracle: an I row whose export name is no string resolves to undefined in its "
                 "module model; rscflight dumps the reference as the row gave it")
+    if e["dev"] and '"errors":"$$' in e["payload_full"]:
+        return ("React's development client revives an error's \"errors\" twice and builds an "
+                "AggregateError of it, which throws when that names a row not there yet; the dump "
+                "has no errors, rscflight keeps none")
     if '"$F' in e["payload_full"]:
         return ("deliberate: $F is read as a server reference, as clients up to 19.0 read it "
                 "(docs/conformance.md); React 19.3.1 reads it as a reference to chunk 0xF.. ")
@@ -270,14 +325,20 @@ def main(argv=None):
     ap.add_argument("--write-known", action="store_true", help="rewrite --known from this run")
     ap.add_argument("--report", help="write every outcome as JSON here")
     ap.add_argument("--show", type=int, default=10, help="differences to print (default 10)")
+    ap.add_argument("--dev", action="store_true", help="decode the FILE arguments as development payloads")
+    ap.add_argument("--permute", type=int, default=0, metavar="K",
+                    help="also each 19.3.1 fixture with its rows in K random orders")
+    ap.add_argument("--seed", type=int, default=1, help="for --permute (default 1)")
     args = ap.parse_args(argv)
 
     inputs = []
     if args.corpus:
         inputs += corpus_inputs(args.corpus)
+    if args.permute:
+        inputs += permuted_fixtures(args.permute, args.seed)
     for path in args.files:
         with open(path, "rb") as f:
-            inputs.append((path, f.read(), False, False))
+            inputs.append((path, f.read(), args.dev, False))
     # one entry per distinct (payload, mode): the corpus holds repeats
     seen, unique = set(), []
     for name, payload, dev, partial in inputs:
@@ -337,8 +398,8 @@ def main(argv=None):
     new = [e for e in differ if e["sha1"] not in known]
     gone = sorted(sha for sha in known if outcome.get(sha) != "differ")
     for e in (new if args.known else differ)[: args.show]:
-        print("  %s %s: at %s ours %s, React %s\n    payload %r" % (
-            "new difference" if args.known else "differs", e["sha1"][:12], e["pointer"],
+        print("  %s %s (%s): at %s ours %s, React %s\n    payload %r" % (
+            "new difference" if args.known else "differs", e["sha1"][:12], e["name"], e["pointer"],
             json.dumps(e["ours"])[:160], json.dumps(e["react"])[:160], e["payload"][:160]))
     if args.report:
         with open(args.report, "w") as f:
@@ -348,7 +409,8 @@ def main(argv=None):
             f.write("# Payloads (SHA-1 of payload + dev and partial bytes) on which rscflight's dump\n"
                     "# differs from React 19.3.1's client, with why: tools/differential.py.\n")
             for e in sorted(differ, key=lambda e: e["sha1"]):
-                f.write("%s %s\n" % (e["sha1"], known.get(e["sha1"], reason(e))))
+                given = known.get(e["sha1"], "unexplained")
+                f.write("%s %s\n" % (e["sha1"], given if given != "unexplained" else reason(e)))
         print("wrote %s (%d entries)" % (args.known, len(differ)))
         return 0
     if args.known:
