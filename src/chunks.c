@@ -989,6 +989,7 @@ void rsc__start_stream(rsc_decoder *d, int64_t id, rsc_stream_kind kind) {
   if (!s) return;
   memset(s, 0, sizeof *s);
   s->kind = (uint8_t)kind;
+  if (kind == RSC_STREAM_ITERABLE || kind == RSC_STREAM_ITERATOR) d->has_iterables = true;
   rsc_node v = rsc__mk(RSC_STREAM);
   v.u.stream = s;
   if (!c) {

@@ -543,6 +543,7 @@ static rsc_status debug_event(rsc_decoder *d, const rsc_row *row, const uint8_t 
 /* Whether the row's chunk is an async iterable (X) or iterator (x) stream
  * taking items. */
 static bool iterable_stream(const rsc_decoder *d, int64_t id) {
+  if (!d->has_iterables) return false; /* the common case: no lookup per row */
   const rsc_chunk *c = rsc__find_chunk(d, id);
   return c && c->state == CS_FULFILLED && c->stream &&
          (c->stream->kind == RSC_STREAM_ITERABLE || c->stream->kind == RSC_STREAM_ITERATOR);

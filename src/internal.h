@@ -268,6 +268,8 @@ struct rsc_decoder {
   rsc_chunk *initializing_chunk;
   uint32_t init_depth;  /* nested chunk initialisations (C stack guard)   */
   bool revive_reaches;  /* the walk under way met a wrapper or a reference */
+  bool has_iterables;   /* an X or x row started a stream: model rows may be
+                           an iterable's items (decoder.c, iterable_stream) */
   uint32_t lazy_serial; /* "$L" strings made so far: each is its own lazy
                            object in React, one Map or Set key each (the
                            LAZY node's len; copies of a node share it)    */
