@@ -396,7 +396,8 @@ def main(argv=None):
     known = read_known(args.known)
     differ = [e for e in report if e["outcome"] == "differ"]
     new = [e for e in differ if e["sha1"] not in known]
-    gone = sorted(sha for sha in known if outcome.get(sha) != "differ")
+    # only payloads of this run count: the list may also hold other sets'
+    gone = sorted(sha for sha in known if sha in outcome and outcome[sha] != "differ")
     for e in (new if args.known else differ)[: args.show]:
         print("  %s %s (%s): at %s ours %s, React %s\n    payload %r" % (
             "new difference" if args.known else "differs", e["sha1"][:12], e["name"], e["pointer"],
@@ -408,13 +409,20 @@ def main(argv=None):
         with open(args.known, "w") as f:
             f.write("# Payloads (SHA-1 of payload + dev and partial bytes) on which rscflight's dump\n"
                     "# differs from React 19.3.1's client, with why: tools/differential.py.\n")
-            for e in sorted(differ, key=lambda e: e["sha1"]):
+            lines = {}
+            for sha, why in known.items():  # payloads of other sets stay
+                if sha not in outcome:
+                    lines[sha] = why
+            for e in differ:
                 given = known.get(e["sha1"], "unexplained")
-                f.write("%s %s\n" % (e["sha1"], given if given != "unexplained" else reason(e)))
-        print("wrote %s (%d entries)" % (args.known, len(differ)))
+                lines[e["sha1"]] = given if given != "unexplained" else reason(e)
+            for sha in sorted(lines):
+                f.write("%s %s\n" % (sha, lines[sha]))
+        print("wrote %s (%d entries)" % (args.known, len(lines)))
         return 0
     if args.known:
-        print("known differences: %d listed, %d new, %d no longer differ" % (len(known), len(new), len(gone)))
+        print("known differences: %d listed (%d of them in this run), %d new, %d no longer differ" % (
+            len(known), sum(1 for sha in known if sha in outcome), len(new), len(gone)))
         for sha in gone[: args.show]:
             print("  no longer differs (remove from the list): %s" % sha)
         return 1 if new or gone else 0
