@@ -292,7 +292,26 @@ static void run_listener(rsc_decoder *d, rsc_listener *l, rsc_node v, rsc_chunk 
   case LK_STREAM_ERROR:
     if (!reject) stream_set_error(d, l->stream, l->value);
     break;
+  case LK_STREAM_PUSH:
+    if (!reject) stream_push(d, l->stream, l->value);
+    break;
   }
+}
+
+/* React's blockedChunk.then(onFulfilled) in a ReadableStream's controller:
+ * at once when the chunk is fulfilled already (a blocked item stays the
+ * stream's previousBlockedChunk after it resolves), never when it was
+ * rejected (there is no onRejected: the item's own listener errored the
+ * stream), else when it settles. */
+static void after_blocked(rsc_decoder *d, rsc_chunk *blocked, uint8_t kind, rsc_stream *s,
+                          rsc_chunk *target, rsc_node value) {
+  if (blocked->state == CS_FULFILLED) {
+    rsc_listener now = {NULL, kind, NULL, s, target, value};
+    run_listener(d, &now, blocked->value, blocked, false);
+    return;
+  }
+  if (blocked->state == CS_REJECTED) return;
+  rsc__add_listener(d, blocked, kind, NULL, s, target, value);
 }
 
 /* React's wakeChunk / rejectChunk, run from a job stack: a job pushed while
@@ -830,8 +849,8 @@ static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const ch
     note_row(d, c); /* its JSON is this row's, revived later */
     rsc__add_listener(d, c, LK_STREAM_ENQUEUE, NULL, s, NULL, rsc__mk(RSC_NONE));
     s->previous_blocked = c;
-    rsc__add_listener(d, blocked, LK_STREAM_RESUME, NULL, s, c, json);
     if (json_error) c->json_error = json_error;
+    after_blocked(d, blocked, LK_STREAM_RESUME, s, c, json);
   }
 }
 
@@ -848,7 +867,7 @@ static void enqueue_value(rsc_decoder *d, rsc_stream *s, rsc_node v) {
     return;
   }
   if (!s->previous_blocked) stream_push(d, s, v);
-  else rsc__add_listener(d, s->previous_blocked, LK_STREAM_ENQUEUE, NULL, s, NULL, v);
+  else after_blocked(d, s->previous_blocked, LK_STREAM_PUSH, s, NULL, v);
 }
 
 /* is_result: json is an iterable's end result as its row parsed
@@ -872,7 +891,7 @@ static void stream_close(rsc_decoder *d, rsc_stream *s, rsc_node json, const cha
   } else {
     rsc_chunk *blocked = s->previous_blocked;
     s->previous_blocked = NULL;
-    rsc__add_listener(d, blocked, LK_STREAM_CLOSE, NULL, s, NULL, rsc__mk(RSC_NONE));
+    after_blocked(d, blocked, LK_STREAM_CLOSE, s, NULL, rsc__mk(RSC_NONE));
   }
 }
 
@@ -889,7 +908,7 @@ static void stream_error(rsc_decoder *d, rsc_stream *s, rsc_node e) {
   } else {
     rsc_chunk *blocked = s->previous_blocked;
     s->previous_blocked = NULL;
-    rsc__add_listener(d, blocked, LK_STREAM_ERROR, NULL, s, NULL, e);
+    after_blocked(d, blocked, LK_STREAM_ERROR, s, NULL, e);
   }
 }
 

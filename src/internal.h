@@ -202,7 +202,9 @@ typedef enum listener_kind {
   LK_STREAM_ENQUEUE, /* ReadableStream: enqueue the value (blocked item)   */
   LK_STREAM_RESUME,  /* ReadableStream: previous item settled, go on       */
   LK_STREAM_CLOSE,   /* ReadableStream: close after the blocked item       */
-  LK_STREAM_ERROR    /* ReadableStream: error after the blocked item       */
+  LK_STREAM_ERROR,   /* ReadableStream: error after the blocked item       */
+  LK_STREAM_PUSH     /* ReadableStream: enqueue value (a text or binary
+                        row) once the blocked item before it is fulfilled */
 } listener_kind;
 
 typedef struct rsc_listener {

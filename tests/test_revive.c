@@ -349,6 +349,30 @@ Test(revive, collections_of_any_model_as_javascript_builds_them) {
     expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
 }
 
+/* A ReadableStream's items and end behind an item that waits on a row
+ * still to come, as React's controller orders them: the blocked item stays
+ * its previousBlockedChunk after it resolves, so what comes later (a text
+ * row's value, a model row, the close or the error, "Connection closed."
+ * at the end) follows it at once then, and a text row enqueues its own
+ * value. Found by tools/flightgen.py payloads; every expected dump is
+ * React 19.3.1's client's. */
+Test(revive, readable_stream_items_after_a_blocked_one) {
+  DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n1:T1,x2:\"y\"\n1:C\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"x\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+  DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:\"y\"\n1:T1,x1:C\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"x\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+  DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:\"y\"\n1:\"z\"\n1:C\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"z\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+  DUMP("3:\"$i2\"\n0:\"$1\"\n1:R\n1:\"$3\"\n2:[]\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}}}");
+  DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n1:\"$3\"\n3:\"b\"\n1:C\n2:\"a\"\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"a\",\"b\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+  DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:\"a\"\n1:E{\"digest\":\"q\"}\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is omitted in production builds to avoid leaking sensitive details. A digest property is included on this error instance which may provide additional details about the nature of the error.\",\"digest\":\"q\"}}}}");
+  DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:E{\"digest\":\"q\"}\n1:\"z\"\n1:C\n",
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is omitted in production builds to avoid leaking sensitive details. A digest property is included on this error instance which may provide additional details about the nature of the error.\",\"digest\":\"q\"}}}}");
+}
+
 Test(revive, element_tuples) {
   DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
   DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",
