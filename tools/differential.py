@@ -3,7 +3,7 @@
 
     PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \\
         [--corpus fuzz/replay.tar.xz] [--known tools/differential-known.txt] \\
-        [--permute K [--seed S]] [--report OUT.json] [--write-known] [--show N] \\
+        [--permute K] [--generate N] [--seed S] [--report OUT.json] [--write-known] [--show N] \\
         [--dev] [FILE...]
 
 Each payload is decoded twice: by React 19.3.1's client in Node 20 (the
@@ -15,7 +15,9 @@ as doubles).
 
 Payloads: FILE arguments (raw payload bytes), with --permute K each fixture
 of React 19.3.1's server with its rows shuffled K times (a server streaming
-the same rows in another order), and with --corpus the inputs
+the same rows in another order), with --generate N random well-formed
+payloads using every "$" form and row kind (tools/flightgen.py), and with
+--corpus the inputs
 of the fuzz harnesses kept in fuzz/replay.tar.xz (decode/ and walk/), whose
 first 4 bytes are the harness's options (fuzz/fuzz_common.h): their DEV and
 ALLOW_PARTIAL bits pick the oracle's build and React's partial-stream
@@ -328,7 +330,9 @@ def main(argv=None):
     ap.add_argument("--dev", action="store_true", help="decode the FILE arguments as development payloads")
     ap.add_argument("--permute", type=int, default=0, metavar="K",
                     help="also each 19.3.1 fixture with its rows in K random orders")
-    ap.add_argument("--seed", type=int, default=1, help="for --permute (default 1)")
+    ap.add_argument("--seed", type=int, default=1, help="for --permute and --generate (default 1)")
+    ap.add_argument("--generate", type=int, default=0, metavar="N",
+                    help="also N random well-formed payloads (tools/flightgen.py)")
     args = ap.parse_args(argv)
 
     inputs = []
@@ -336,6 +340,12 @@ def main(argv=None):
         inputs += corpus_inputs(args.corpus)
     if args.permute:
         inputs += permuted_fixtures(args.permute, args.seed)
+    if args.generate:
+        import random
+        import flightgen
+        rnd = random.Random(args.seed)
+        inputs += [("generated#%d" % i, flightgen.Payload(rnd).build(), False, False)
+                   for i in range(args.generate)]
     for path in args.files:
         with open(path, "rb") as f:
             inputs.append((path, f.read(), args.dev, False))
