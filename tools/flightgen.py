@@ -34,6 +34,7 @@ class Payload:
         self.rnd = rnd
         self.rows = {}      # id -> bytes of the row(s)
         self.kinds = {}     # id -> what the row holds (for references that need a shape)
+        self.paths = {}     # id -> paths into its value that exist ("a", "props:children")
         self.next_id = 1
         self.modules = []
 
@@ -49,7 +50,32 @@ class Payload:
     def model_row(self, value, kind="model"):
         rid = self.new_id()
         self.kinds[rid] = kind
+        self.paths[rid] = self.paths_of(value)
         self.row(rid, dumps(value).encode() + b"\n")
+        return rid
+
+    def paths_of(self, value, prefix="", depth=0):
+        out = []
+        if depth > 2:
+            return out
+        if isinstance(value, list) and len(value) == 4 and value[0] == "$":
+            out.append(prefix + "props")
+            if isinstance(value[3], dict):
+                for k, v in value[3].items():
+                    out.append(prefix + "props:" + k)
+                    out += self.paths_of(v, prefix + "props:" + k + ":", depth + 1)
+            return out
+        items = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else []
+        for k, v in items:
+            out.append(prefix + str(k))
+            out += self.paths_of(v, prefix + str(k) + ":", depth + 1)
+        return out
+
+    def server_ref_row(self, depth):
+        rid = self.new_id()
+        bound = None if self.rnd.random() < 0.5 else "$@%x" % self.model_row([self.value(depth + 1)])
+        self.kinds[rid] = "server"
+        self.row(rid, dumps({"id": "app/actions.js#a%d" % rid, "bound": bound}).encode() + b"\n")
         return rid
 
     def text_row(self):
@@ -118,9 +144,12 @@ class Payload:
         existing = [i for i, k in self.kinds.items() if k == "model"]
         if r < 0.25 and existing:
             rid = self.rnd.choice(existing)
-            if self.rnd.random() < 0.3:
-                return "$%x:%s" % (rid, self.rnd.choice(["a", "0", "length", "props", "x:y"]))
-            return "$%x" % rid
+            if self.rnd.random() < 0.4:
+                known = self.paths.get(rid) or []
+                path = self.rnd.choice(known) if known and self.rnd.random() < 0.8 else \
+                    self.rnd.choice(["a", "0", "length", "props", "x:y"])
+                return "$%x:%s" % (rid, path)
+            return self.rnd.choice(["$%x", "$L%x", "$@%x"]) % rid
         if r < 0.45:
             return "$%x" % self.model_row(self.value(depth + 1))
         if r < 0.55:
@@ -138,6 +167,8 @@ class Payload:
         if r < 0.9:
             return "$L%x" % (self.rnd.choice(self.modules) if self.modules and self.rnd.random() < 0.5
                              else self.module_row())
+        if r < 0.94:
+            return "$h%x" % self.server_ref_row(depth)
         return "$%x" % self.next_id  # a row that never comes
 
     def collection(self, depth):
@@ -201,10 +232,16 @@ class Payload:
 
     def build(self):
         root = self.value(0)
-        rows = list(self.rows.values())
-        rows.append(b"0:" + dumps(root).encode() + b"\n")
+        rows = [(rid, data) for rid, data in self.rows.items()]
+        rows.append((0, b"0:" + dumps(root).encode() + b"\n"))
         self.rnd.shuffle(rows)
-        return b"".join(rows)
+        if self.rnd.random() < 0.8:
+            # text and binary rows before the rows that reference them, as a
+            # server writes them (React's client hangs on a forward reference
+            # a text or binary row answers: FLIGHT-PROTOCOL 3.5)
+            first = [r for r in rows if self.kinds.get(r[0]) in ("text", "binary")]
+            rows = first + [r for r in rows if self.kinds.get(r[0]) not in ("text", "binary")]
+        return b"".join(data for _, data in rows)
 
 
 def main():
