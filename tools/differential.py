@@ -40,8 +40,9 @@ Outcomes:
                 whatever waited waits forever, rscflight resolves it:
                 FLIGHT-PROTOCOL 3.5), or where React's development client
                 throws from its own code on debug data of the wrong shape (a
-                stack that is no array, a frame whose file is no string),
-                which rscflight does not read: deliberate differences
+                stack that is no array, a frame whose file is no string,
+                which rscflight does not read) or on props it froze:
+                deliberate differences
   rsc-error     rscflight stopped with an error where React decoded: its
                 deliberate strictness (a second row for a non-stream chunk,
                 a development row in a production decoder, limits)
@@ -261,7 +262,9 @@ def classify(theirs, mine, err, partial=False):
 # debug data (a stack, its frames) is not the shape it expects; rscflight
 # does not read debug data (docs/conformance.md: "Where React crashes")
 DEV_CRASHES = ("Cannot read properties of undefined (reading 'length')",
-               "filename.startsWith is not a function", "frame.join is not a function")
+               "filename.startsWith is not a function", "frame.join is not a function",
+               # a reference resolving into props the development client froze
+               "Cannot assign to read only property 'children' of object '#<Object>'")
 
 
 def error_messages(v, out):
@@ -337,6 +340,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1, help="for --permute and --generate (default 1)")
     ap.add_argument("--generate", type=int, default=0, metavar="N",
                     help="also N random well-formed payloads (tools/flightgen.py)")
+    ap.add_argument("--generate-dev", action="store_true",
+                    help="generate development payloads (owners, stacks, debug rows)")
     args = ap.parse_args(argv)
 
     inputs = []
@@ -349,14 +354,15 @@ def main(argv=None):
         import flightgen
         rnd = random.Random(args.seed)
         for i in range(args.generate):
-            data = flightgen.Payload(rnd).build()
+            dev = args.generate_dev
+            data = flightgen.Payload(rnd, dev).build()
             # a third cut short at a row boundary, decoded with React's
             # unstable_allowPartialStream (RSC_OPT_ALLOW_PARTIAL)
             partial = rnd.random() < 1 / 3
             if partial:
                 rows = raw_rows(data)
                 data = b"".join(rows[: rnd.randint(1, len(rows))])
-            inputs.append(("generated#%d" % i, data, False, partial))
+            inputs.append(("generated#%d" % i, data, dev, partial))
     for path in args.files:
         with open(path, "rb") as f:
             inputs.append((path, f.read(), args.dev, False))

@@ -30,8 +30,9 @@ def dumps(v):
 
 
 class Payload:
-    def __init__(self, rnd):
+    def __init__(self, rnd, dev=False):
         self.rnd = rnd
+        self.dev = dev  # development rows: owners, stacks, debug info, error details
         self.rows = {}      # id -> bytes of the row(s)
         self.kinds = {}     # id -> what the row holds (for references that need a shape)
         self.paths = {}     # id -> paths into its value that exist ("a", "props:children")
@@ -58,7 +59,7 @@ class Payload:
         out = []
         if depth > 2:
             return out
-        if isinstance(value, list) and len(value) == 4 and value[0] == "$":
+        if isinstance(value, list) and len(value) in (4, 7) and value[0] == "$":
             out.append(prefix + "props")
             if isinstance(value[3], dict):
                 for k, v in value[3].items():
@@ -108,8 +109,34 @@ class Payload:
     def error_row(self):
         rid = self.new_id()
         self.kinds[rid] = "error"
-        self.row(rid, b"E" + dumps({"digest": "d%d" % rid}).encode() + b"\n")
+        info = {"digest": "d%d" % rid}
+        if self.dev:
+            info = {"message": "m%d" % rid, "stack": self.stack(), "env": "Server", "digest": "d%d" % rid}
+        self.row(rid, b"E" + dumps(info).encode() + b"\n")
         return rid
+
+    # -- development data ------------------------------------------------------
+    def stack(self):
+        return [["fn%d" % self.rnd.randint(0, 9), "/app/f.js", self.rnd.randint(1, 99),
+                 self.rnd.randint(1, 40), self.rnd.randint(1, 99), self.rnd.randint(1, 40), False]
+                for _ in range(self.rnd.randint(0, 2))]
+
+    def component_info(self):
+        info = {"name": "C%d" % self.next_id, "env": "Server", "key": None,
+                "owner": None, "stack": self.stack()}
+        if self.rnd.random() < 0.3 and any(k == "component" for k in self.kinds.values()):
+            info["owner"] = "$%x" % self.rnd.choice([i for i, k in self.kinds.items() if k == "component"])
+        rid = self.new_id()
+        self.kinds[rid] = "component"
+        self.row(rid, dumps(info).encode() + b"\n")
+        return rid
+
+    def dev_error_model(self, depth):
+        info = {"name": self.rnd.choice(["Error", "TypeError"]), "message": self.rnd.choice(WORDS),
+                "stack": self.stack(), "env": "Server"}
+        if self.rnd.random() < 0.2:
+            info["cause"] = self.value(depth + 1)
+        return "$Z%x" % self.model_row(info, "errorinfo")
 
     def stream_rows(self, depth):
         rid = self.new_id()
@@ -169,6 +196,8 @@ class Payload:
                              else self.module_row())
         if r < 0.94:
             return "$h%x" % self.server_ref_row(depth)
+        if self.dev and r < 0.97:
+            return self.dev_error_model(depth)
         return "$%x" % self.next_id  # a row that never comes
 
     def collection(self, depth):
@@ -205,6 +234,10 @@ class Payload:
         props = {"children": self.value(depth + 1)} if self.rnd.random() < 0.8 else {}
         if self.rnd.random() < 0.3:
             props["title"] = self.value(depth + 1)
+        if self.dev:
+            owner = "$%x" % self.component_info() if self.rnd.random() < 0.6 else None
+            stack = "$%x" % self.model_row(self.stack(), "stack") if self.rnd.random() < 0.5 else None
+            return ["$", etype, key, props, owner, stack, self.rnd.randint(0, 1)]
         return ["$", etype, key, props]
 
     def value(self, depth=0):
@@ -232,6 +265,12 @@ class Payload:
 
     def build(self):
         root = self.value(0)
+        if self.dev:
+            # debug info for some rows: a component that rendered them
+            for rid in [i for i, k in self.kinds.items() if k == "model"]:
+                if self.rnd.random() < 0.15:
+                    self.rows[rid] = b"%x:D" % rid + dumps("$%x" % self.component_info()).encode() + \
+                        b"\n" + self.rows[rid]
         rows = [(rid, data) for rid, data in self.rows.items()]
         rows.append((0, b"0:" + dumps(root).encode() + b"\n"))
         self.rnd.shuffle(rows)
@@ -241,7 +280,10 @@ class Payload:
             # a text or binary row answers: FLIGHT-PROTOCOL 3.5)
             first = [r for r in rows if self.kinds.get(r[0]) in ("text", "binary")]
             rows = first + [r for r in rows if self.kinds.get(r[0]) not in ("text", "binary")]
-        return b"".join(data for _, data in rows)
+        text = b"".join(data for _, data in rows)
+        if self.dev:
+            text = b":N1700000000000.5\n" + text  # the time origin comes first
+        return text
 
 
 def main():
