@@ -22,7 +22,7 @@ import os
 import random
 
 SYMBOLS = ["react.fragment", "react.suspense", "react.strict_mode", "react.profiler"]
-WORDS = ["alpha", "beta", "gamma", "delta", "$dollar", "ünï", "東京", "a\u0000b", "😀"]
+WORDS = ["alpha", "beta", "gamma", "delta", "$$dollar", "ünï", "東京", "a\u0000b", "😀"]
 
 
 def dumps(v):
