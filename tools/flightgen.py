@@ -161,7 +161,10 @@ class Payload:
         elif end < 0.75:
             err = self.error_row()  # a stream ended by an error row of its own id
             del self.rows[err]
-            out.append(b"%x:E" % rid + dumps({"digest": "s%d" % rid}).encode() + b"\n")
+            info = {"digest": "s%d" % rid}
+            if self.dev:  # a development client needs the development shape
+                info = {"message": "s%d" % rid, "stack": self.stack(), "env": "Server", "digest": "s%d" % rid}
+            out.append(b"%x:E" % rid + dumps(info).encode() + b"\n")
         self.rows[rid] = b"".join(out)
         return rid
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # rscflight against React 19.3.1's own client, payload by payload, over the
 # kept fuzz corpus, the 19.3.1 fixtures with their rows shuffled 8 times
-# each and 2,000 random well-formed payloads (tools/differential.py,
+# each and 3,000 random well-formed payloads (tools/differential.py,
 # tools/flightgen.py): a payload that decodes
 # differently and is not listed in tools/differential-known.txt fails the
 # run, and so does a listed one that no longer differs. Needs Node 20 (the
@@ -19,3 +19,6 @@ if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
 fi
 PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
   --corpus fuzz/replay.tar.xz --permute 8 --generate 2000 --known tools/differential-known.txt
+# and 1,000 generated development payloads
+PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
+  --generate 1000 --generate-dev --seed 2 --known tools/differential-known.txt
