@@ -98,30 +98,20 @@ static bool fail_eos(fb *p) {
   return false;
 }
 
-/* Bytes of the UTF-8 character at s[i] (1 for a stray byte, which the
- * repair before parsing leaves none of). */
-static size_t char_len(const uint8_t *s, size_t len, size_t i) {
-  uint8_t c = s[i];
-  size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  return i + n > len ? len - i : n;
-}
-
 /* Appends to o the UTF-16 units [a, b) of s as WTF-8: a 4-byte character
  * cut by a bound leaves its lone surrogate, as V8's substrings do. */
 static size_t put_units(uint8_t *o, const uint8_t *s, size_t len, size_t a, size_t b) {
   size_t units = 0, w = 0;
   for (size_t i = 0; i < len && units < b;) {
-    size_t n = char_len(s, len, i);
+    size_t n = rsc__utf8_char_len(s, len, i);
     if (n == 4) {
-      uint32_t cp = ((uint32_t)(s[i] & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
-                    ((uint32_t)(s[i + 2] & 0x3F) << 6) | (uint32_t)(s[i + 3] & 0x3F);
-      uint32_t hi = 0xD800 + ((cp - 0x10000) >> 10), lo = 0xDC00 + ((cp - 0x10000) & 0x3FF);
       bool first = units >= a, second = units + 1 >= a && units + 1 < b;
       if (first && second) {
         memcpy(o + w, s + i, 4);
         w += 4;
       } else if (first || second) {
-        w += put_utf8(o + w, first ? hi : lo);
+        rsc__wtf8_half(s + i, first, o + w);
+        w += 3;
       }
       units += 2;
     } else {

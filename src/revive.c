@@ -489,16 +489,11 @@ static bool blob_sources_string(rsc_decoder *d, const char *s, size_t n, rsc_nod
   if (rsc__utf16_units((const uint8_t *)s, n) > 28) {
     size_t u = 0, i = 0;
     while (ok && i < n && u < 25) {
-      uint8_t c = (uint8_t)s[i];
-      size_t k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-      if (i + k > n) k = n - i;
+      size_t k = rsc__utf8_char_len((const uint8_t *)s, n, i);
       if (k == 4 && u == 24) {
-        uint32_t cp = (((uint32_t)c & 0x07) << 18) | (((uint32_t)s[i + 1] & 0x3F) << 12) |
-                      (((uint32_t)s[i + 2] & 0x3F) << 6) | ((uint32_t)s[i + 3] & 0x3F);
-        uint32_t hi = 0xD800 + ((cp - 0x10000) >> 10);
-        char w[3] = {(char)(0xE0 | (hi >> 12)), (char)(0x80 | ((hi >> 6) & 0x3F)),
-                     (char)(0x80 | (hi & 0x3F))};
-        ok = rsc__strbuf_put(d, &t, w, 3);
+        uint8_t w[3];
+        rsc__wtf8_half((const uint8_t *)s + i, true, w);
+        ok = rsc__strbuf_put(d, &t, (const char *)w, 3);
         break;
       }
       ok = rsc__strbuf_put(d, &t, s + i, k);
@@ -576,22 +571,11 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     return false;
   case RSC_STRING: {
     /* String.prototype.slice(1) works; a string is no sequence of parts */
-    size_t skip = 0;
-    if (model.len) {
-      uint8_t c = (uint8_t)model.u.str[0];
-      skip = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-      if (skip > model.len) skip = model.len;
-    }
+    size_t skip = model.len ? rsc__utf8_char_len((const uint8_t *)model.u.str, model.len, 0) : 0;
     if (skip == 4) { /* slice(1) cuts a pair: its low half stays */
       char *t = (char *)rsc__alloc(d, model.len - 1);
       if (!t) return false;
-      uint32_t cp = (((uint32_t)model.u.str[0] & 0x07) << 18) |
-                    (((uint32_t)model.u.str[1] & 0x3F) << 12) |
-                    (((uint32_t)model.u.str[2] & 0x3F) << 6) | ((uint32_t)model.u.str[3] & 0x3F);
-      uint32_t lo = 0xDC00 + ((cp - 0x10000) & 0x3FF);
-      t[0] = (char)(0xE0 | (lo >> 12));
-      t[1] = (char)(0x80 | ((lo >> 6) & 0x3F));
-      t[2] = (char)(0x80 | (lo & 0x3F));
+      rsc__wtf8_half((const uint8_t *)model.u.str, false, (uint8_t *)t);
       memcpy(t + 3, model.u.str + 4, model.len - 4);
       return blob_sources_string(d, t, model.len - 1, thrown);
     }
@@ -763,15 +747,11 @@ static bool string_unit(rsc_decoder *d, const rsc_node *s, size_t index, rsc_nod
   const uint8_t *p = (const uint8_t *)s->u.str;
   size_t u = 0;
   for (size_t i = 0; i < s->len;) {
-    size_t k = p[i] < 0x80 ? 1 : p[i] < 0xE0 ? 2 : p[i] < 0xF0 ? 3 : 4;
-    if (i + k > s->len) k = s->len - i;
+    size_t k = rsc__utf8_char_len(p, s->len, i);
     if (k == 4 && (u == index || u + 1 == index)) {
-      uint32_t cp = (((uint32_t)p[i] & 0x07) << 18) | (((uint32_t)p[i + 1] & 0x3F) << 12) |
-                    (((uint32_t)p[i + 2] & 0x3F) << 6) | ((uint32_t)p[i + 3] & 0x3F);
-      uint32_t h = u == index ? 0xD800 + ((cp - 0x10000) >> 10) : 0xDC00 + ((cp - 0x10000) & 0x3FF);
-      char w[3] = {(char)(0xE0 | (h >> 12)), (char)(0x80 | ((h >> 6) & 0x3F)),
-                   (char)(0x80 | (h & 0x3F))};
-      char *c = rsc__strdup(d, w, 3);
+      uint8_t w[3];
+      rsc__wtf8_half(p + i, u == index, w);
+      char *c = rsc__strdup(d, (const char *)w, 3);
       if (!c) return false;
       *out = rsc__str(RSC_STRING, c, 3);
       return true;
@@ -827,8 +807,7 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
   }
   if (model.kind == RSC_STRING && model.len > 0 && map != MAP_FORMDATA) {
     const uint8_t *s = (const uint8_t *)model.u.str;
-    size_t first = s[0] < 0x80 ? 1 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 : 4;
-    if (first > model.len) first = model.len;
+    size_t first = rsc__utf8_char_len(s, model.len, 0);
     if (map == MAP_MAP) {
       char *c = rsc__strdup(d, (const char *)s, first);
       if (!c) return false;
@@ -839,8 +818,7 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
     if (!items) return false;
     uint32_t n = 0;
     for (size_t i = 0; i < model.len;) {
-      size_t k = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
-      if (i + k > model.len) k = model.len - i;
+      size_t k = rsc__utf8_char_len(s, model.len, i);
       char *c = rsc__strdup(d, (const char *)s + i, k);
       if (!c) return false;
       items[n++] = rsc__str(RSC_STRING, c, k);
@@ -862,8 +840,7 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
       const uint8_t *s = (const uint8_t *)model.u.str;
       size_t u = 0;
       for (size_t i = 0; i < model.len;) {
-        size_t k = s[i] < 0x80 ? 1 : s[i] < 0xE0 ? 2 : s[i] < 0xF0 ? 3 : 4;
-        if (i + k > model.len) k = model.len - i;
+        size_t k = rsc__utf8_char_len(s, model.len, i);
         char *c;
         if (k == 4) { /* two units: each a lone surrogate, U+FFFD as a USVString */
           c = rsc__strdup(d, "\xEF\xBF\xBD", 3);

@@ -29,6 +29,26 @@ size_t rsc__ascii_prefix(const uint8_t *s, size_t len);
 /* UTF-16 code units in a UTF-8 (or WTF-8) prefix: V8's positions count these. */
 size_t rsc__utf16_units(const uint8_t *s, size_t len);
 
+/* Bytes of the UTF-8 (WTF-8) character at s[i] of s[0..len), read from its
+ * lead byte (a stray continuation byte counts one), cut at len. */
+static inline size_t rsc__utf8_char_len(const uint8_t *s, size_t len, size_t i) {
+  uint8_t c = s[i];
+  size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  return i + n > len ? len - i : n;
+}
+
+/* The high (or the low) UTF-16 half of the 4-byte character at s, as the
+ * three WTF-8 bytes of that lone surrogate: what JavaScript leaves where a
+ * string is cut inside a pair. */
+static inline void rsc__wtf8_half(const uint8_t *s, bool high, uint8_t out[3]) {
+  uint32_t cp = ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3F) << 12) |
+                ((uint32_t)(s[2] & 0x3F) << 6) | (uint32_t)(s[3] & 0x3F);
+  uint32_t u = high ? 0xD800 + ((cp - 0x10000) >> 10) : 0xDC00 + ((cp - 0x10000) & 0x3FF);
+  out[0] = (uint8_t)(0xE0 | (u >> 12));
+  out[1] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+  out[2] = (uint8_t)(0x80 | (u & 0x3F));
+}
+
 #ifdef __cplusplus
 }
 #endif
