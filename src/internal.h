@@ -373,6 +373,13 @@ static inline rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
   return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
 }
 
+/* Bytes per element of a binary kind (rsc_binary_kind; 1 for ArrayBuffer
+ * and DataView). */
+static inline size_t rsc__binary_elem_size(unsigned kind) {
+  static const uint8_t size[] = {1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 1};
+  return kind < sizeof size ? size[kind] : 1;
+}
+
 /* A NUL-terminated arena copy. */
 static inline char *rsc__strdup(rsc_decoder *d, const char *s, size_t len) {
   char *p = (char *)rsc__alloc(d, len + 1);

@@ -177,11 +177,10 @@ static bool put_date(rsc_decoder *d, rsc_strbuf *sb, const char *s, size_t n) {
 
 /* TypedArray.prototype.toString: the elements joined, as numbers. */
 static bool put_typed_array(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v) {
-  static const uint8_t size[] = {1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 1};
   unsigned kind = v->sub;
   if (kind == RSC_ARRAY_BUFFER) return put_c(d, sb, "[object ArrayBuffer]");
   if (kind >= RSC_DATA_VIEW) return put_c(d, sb, "[object DataView]");
-  size_t w = size[kind], count = v->len / w;
+  size_t w = rsc__binary_elem_size(kind), count = v->len / w;
   const uint8_t *b = v->u.bytes;
   for (size_t i = 0; i < count; i++) {
     if (i && !put(d, sb, ",", 1)) return false;

@@ -593,8 +593,7 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     if (model.sub != RSC_DATA_VIEW) {
       /* A typed array's slice is a typed array: its numbers are the parts
        * (and the first the type). */
-      static const uint8_t size[] = {1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 1};
-      size_t w = size[model.sub];
+      size_t w = rsc__binary_elem_size(model.sub);
       count = (uint32_t)(model.len / w);
       elements = rsc__alloc_nodes(d, (size_t)count + 1);
       if (!elements) return false;
