@@ -62,6 +62,12 @@ rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest) {
   return n;
 }
 
+rsc_node rsc__type_error(rsc_decoder *d, const char *msg) {
+  rsc_node e = rsc__error_node(d, msg, NULL);
+  if (e.kind == RSC_ERROR) e.u.err->name = "TypeError";
+  return e;
+}
+
 void rsc_options_init(rsc_options *opt) {
   if (!opt) return;
   memset(opt, 0, sizeof *opt);

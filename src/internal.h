@@ -471,6 +471,8 @@ static inline rsc_node rsc__str(uint8_t kind, const char *s, size_t len) {
 
 /* An ERROR node with a static or arena message. */
 rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest);
+/* A TypeError with that message: what JavaScript's own checks throw. */
+rsc_node rsc__type_error(rsc_decoder *d, const char *msg);
 
 /* The generic production error message (FLIGHT-PROTOCOL 3.4). */
 extern const char rsc__generic_error[];

@@ -5,12 +5,6 @@
 
 #include "json.h"
 
-static rsc_node type_error(rsc_decoder *d, const char *msg) {
-  rsc_node e = rsc__error_node(d, msg, NULL);
-  if (e.kind == RSC_ERROR) e.u.err->name = "TypeError";
-  return e;
-}
-
 void rsc__strbuf_free(rsc_decoder *d, rsc_strbuf *sb) {
   rsc__heap_free(&d->arena.alloc, sb->p);
   sb->p = NULL;
@@ -222,14 +216,14 @@ static bool put_value(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v, rsc_nod
   case RSC_NULL: return put_c(d, sb, "null");
   case RSC_NONE: case RSC_UNDEFINED: return put_c(d, sb, "undefined");
   case RSC_SYMBOL:
-    *thrown = type_error(d, "Cannot convert a Symbol value to a string");
+    *thrown = rsc__type_error(d, "Cannot convert a Symbol value to a string");
     return false;
   case RSC_DATE: return put_date(d, sb, v->u.str, v->len);
   case RSC_OBJECT:
     /* A "toString" member is data here, never a method, and valueOf
      * gives the object back: no primitive (OrdinaryToPrimitive). */
     if (has_own_to_string(v)) {
-      *thrown = type_error(d, "Cannot convert object to primitive value");
+      *thrown = rsc__type_error(d, "Cannot convert object to primitive value");
       return false;
     }
     return put_c(d, sb, "[object Object]");

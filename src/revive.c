@@ -44,12 +44,6 @@ static bool key_is(const char *k, uint32_t n, const char *lit) {
   return n == l && memcmp(k, lit, l) == 0;
 }
 
-static rsc_node type_error(rsc_decoder *d, const char *msg) {
-  rsc_node e = rsc__error_node(d, msg, NULL);
-  if (e.kind == RSC_ERROR) e.u.err->name = "TypeError";
-  return e;
-}
-
 int64_t rsc__parse_ref_id(const char *s, size_t len) {
   /* The common case: lowercase hex digits up to the end or a ':'. */
   if (len > 0 && len <= 12) {
@@ -479,6 +473,21 @@ static uint32_t dedupe(rsc_decoder *d, rsc_node *items, uint32_t count, uint32_t
   return n;
 }
 
+/* Throws the text built in sb (ok: it was built) as a TypeError, NULs and
+ * all, and frees sb. Always false: *thrown is set, or the decoder failed. */
+static bool throw_text(rsc_decoder *d, rsc_strbuf *sb, bool ok, rsc_node *thrown) {
+  char *m = ok ? rsc__strdup(d, sb->p, sb->len) : NULL;
+  size_t n = sb->len;
+  rsc__strbuf_free(d, sb);
+  if (!m) {
+    if (ok) rsc__alloc_fail(d);
+    return false;
+  }
+  *thrown = rsc__type_error(d, m);
+  if (thrown->kind == RSC_ERROR) thrown->u.err->message_len = n;
+  return false;
+}
+
 /* Node's ERR_INVALID_ARG_TYPE for a string given as a Blob's sources: the
  * text cut to 25 UTF-16 units and "..." when longer than 28 (a cut pair
  * leaves its high half), then quoted: '...', or as JSON.stringify writes
@@ -538,17 +547,8 @@ static bool blob_sources_string(rsc_decoder *d, const char *s, size_t n, rsc_nod
     ok = ok && rsc__strbuf_put(d, &q, "\"", 1);
   }
   ok = ok && rsc__strbuf_put(d, &q, ")", 1);
-  char *m = ok ? rsc__strdup(d, q.p, q.len) : NULL;
-  size_t mlen = q.len;
   rsc__strbuf_free(d, &t);
-  rsc__strbuf_free(d, &q);
-  if (!m) {
-    if (ok) rsc__alloc_fail(d);
-    return false;
-  }
-  *thrown = type_error(d, m);
-  if (thrown->kind == RSC_ERROR) thrown->u.err->message_len = mlen;
-  return false;
+  return throw_text(d, &q, ok, thrown);
 }
 
 /* new Blob(model.slice(1), {type: model[0]}) as Node 20 runs it: each part
@@ -564,10 +564,10 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
   switch (model.kind) {
   case RSC_ARRAY: break;
   case RSC_NULL:
-    *thrown = type_error(d, "Cannot read properties of null (reading 'slice')");
+    *thrown = rsc__type_error(d, "Cannot read properties of null (reading 'slice')");
     return false;
   case RSC_NONE: case RSC_UNDEFINED:
-    *thrown = type_error(d, "Cannot read properties of undefined (reading 'slice')");
+    *thrown = rsc__type_error(d, "Cannot read properties of undefined (reading 'slice')");
     return false;
   case RSC_STRING: {
     /* String.prototype.slice(1) works; a string is no sequence of parts */
@@ -582,11 +582,11 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     return blob_sources_string(d, model.u.str + skip, model.len - skip, thrown);
   }
   case RSC_BLOB:
-    *thrown = type_error(d, "The \"sources\" argument must be a sequence. Received an instance of Blob");
+    *thrown = rsc__type_error(d, "The \"sources\" argument must be a sequence. Received an instance of Blob");
     return false;
   case RSC_BINARY:
     if (model.sub == RSC_ARRAY_BUFFER) {
-      *thrown = type_error(d, "The \"sources\" argument must be a sequence. Received an instance of "
+      *thrown = rsc__type_error(d, "The \"sources\" argument must be a sequence. Received an instance of "
                               "ArrayBuffer");
       return false;
     }
@@ -605,10 +605,10 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
       items = elements;
       break;
     }
-    *thrown = type_error(d, "model.slice is not a function"); /* a DataView has no slice */
+    *thrown = rsc__type_error(d, "model.slice is not a function"); /* a DataView has no slice */
     return false;
   default:
-    *thrown = type_error(d, "model.slice is not a function");
+    *thrown = rsc__type_error(d, "model.slice is not a function");
     return false;
   }
   rsc_strbuf sb = {NULL, 0, 0};
@@ -728,16 +728,7 @@ static bool error_with_value(rsc_decoder *d, const char *head, const rsc_node *v
   else if (ok && v)
     ok = rsc__js_string(d, v, &sb, &ignored);
   ok = ok && rsc__strbuf_put(d, &sb, tail, strlen(tail));
-  char *m = ok ? rsc__strdup(d, sb.p, sb.len) : NULL;
-  size_t n = sb.len;
-  rsc__strbuf_free(d, &sb);
-  if (!m) {
-    if (ok) rsc__alloc_fail(d);
-    return false;
-  }
-  *thrown = type_error(d, m);
-  if (thrown->kind == RSC_ERROR) thrown->u.err->message_len = n;
-  return false;
+  return throw_text(d, &sb, ok, thrown);
 }
 
 /* s[index] of a string: the UTF-16 unit there as a string (half of a pair
@@ -778,11 +769,11 @@ static bool not_an_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown) {
  * primitive has none here: undefined, both). */
 static bool form_data_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown) {
   if (e->kind == RSC_NULL) {
-    *thrown = type_error(d, "Cannot read properties of null (reading '0')");
+    *thrown = rsc__type_error(d, "Cannot read properties of null (reading '0')");
     return false;
   }
   if (e->kind == RSC_UNDEFINED || e->kind == RSC_NONE) {
-    *thrown = type_error(d, "Cannot read properties of undefined (reading '0')");
+    *thrown = rsc__type_error(d, "Cannot read properties of undefined (reading '0')");
     return false;
   }
   return true;
@@ -799,7 +790,7 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
   uint8_t kind = map == MAP_MAP ? RSC_MAP : map == MAP_SET ? RSC_SET : RSC_FORMDATA;
   bool nullish = model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE;
   if (map == MAP_FORMDATA && nullish) {
-    *thrown = type_error(d, model.kind == RSC_NULL
+    *thrown = rsc__type_error(d, model.kind == RSC_NULL
                                 ? "Cannot read properties of null (reading 'length')"
                                 : "Cannot read properties of undefined (reading 'length')");
     return false;
@@ -937,17 +928,17 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_ITERATOR: {
     /* model[Symbol.iterator]() */
     if (model.kind == RSC_NULL) {
-      *thrown = type_error(d, "object null is not iterable (cannot read property "
+      *thrown = rsc__type_error(d, "object null is not iterable (cannot read property "
                               "Symbol(Symbol.iterator))");
       return false;
     }
     if (model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
-      *thrown = type_error(d, "undefined is not iterable (cannot read property "
+      *thrown = rsc__type_error(d, "undefined is not iterable (cannot read property "
                               "Symbol(Symbol.iterator))");
       return false;
     }
     if (model.kind != RSC_ARRAY) {
-      *thrown = type_error(d, "model[Symbol.iterator] is not a function");
+      *thrown = rsc__type_error(d, "model[Symbol.iterator] is not a function");
       return false;
     }
     rsc_iter *it = (rsc_iter *)rsc__alloc(d, sizeof *it);
