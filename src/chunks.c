@@ -805,9 +805,10 @@ static rsc_node iter_result(rsc_decoder *d, bool done, rsc_node value) {
   return o;
 }
 
-/* result: the item's iterator result, {"done":...,"value":<row>} as its
- * row parsed (decoder.c, parse_iterator_result), or NULL: {"done":done,
- * "value":json} (the end of a stream cut short). */
+/* is_result: json is the item's iterator result, {"done":...,"value":<row>}
+ * as its row parsed (decoder.c, parse_iterator_result); otherwise the
+ * result {"done":done,"value":json} is made here (the end of a stream cut
+ * short). */
 static void iterable_enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json,
                                    const char *json_error, bool is_result, bool done) {
   rsc_chunk *slot = rsc__stream_slot(d, s, s->next_write);
