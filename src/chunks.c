@@ -669,19 +669,25 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
    * read chunks that wrap this one (revive.c asks). */
   c->reaches = d->revive_reaches || !ok;
   if (ok) {
+    /* The scope knows its chunk and value before the references that c
+     * made to itself are filled (React's initializeModelChunk): filling
+     * the last of them settles c with the scope's value, which a
+     * reference from the row's root to c itself ("$Q0" as row 0: a Map
+     * of the null it stood for) has just set. */
+    rsc_scope *h = d->initializing_handler;
+    if (h && !h->errored) {
+      h->value = json;
+      h->chunk = c;
+    }
     rsc_listener *self = detach(c);
     for (rsc_listener *l = self; l; l = l->next) {
       if (l->kind == LK_REF) rsc__fulfill_reference(d, l->ref, json, c);
       else run_listener(d, l, json, c, false);
     }
-    rsc_scope *h = d->initializing_handler;
     if (h && h->errored) {
       thrown = h->reason;
       ok = false;
-    } else if (h && h->deps > 0) {
-      h->value = json;
-      h->chunk = c;
-    } else {
+    } else if (c->state == CS_BLOCKED && !(h && h->deps > 0)) {
       c->value = json;
       rsc__settle(d, c, CS_FULFILLED);
     }

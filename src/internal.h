@@ -134,10 +134,13 @@ typedef enum chunk_state {
 struct rsc_scope;
 struct rsc_listener;
 
-/* What a reference does with the value it finds (React's "map" functions). */
+/* What a reference does with the value it finds (React's "map" functions).
+ * The _THEN maps are a reference under the key "then": React's
+ * createModel gives null there for a function, and loadServerReference
+ * null for any server reference (no thenable is ever made). */
 typedef enum ref_map {
   MAP_MODEL = 0, MAP_MAP, MAP_SET, MAP_FORMDATA, MAP_BLOB, MAP_ERROR_DEV,
-  MAP_ITERATOR, MAP_SERVER_REF, MAP_PROTO
+  MAP_ITERATOR, MAP_SERVER_REF, MAP_PROTO, MAP_MODEL_THEN, MAP_SERVER_REF_THEN
 } ref_map;
 
 /* One key of a reference path ("$1:props:children"), pointing into the

@@ -972,15 +972,33 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     *out = e;
     return true;
   }
+  case MAP_MODEL_THEN:
+    *out = model.kind == RSC_SERVER_REF || model.kind == RSC_FUNCTION ? rsc__mk(RSC_NULL) : model;
+    return true;
+  case MAP_SERVER_REF_THEN:
+    *out = rsc__mk(RSC_NULL);
+    return true;
   case MAP_SERVER_REF: {
+    /* loadServerReference reads metaData.id: a TypeError on null and
+     * undefined, null for an id that is no string */
+    if (model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
+      *thrown = rsc__type_error(d, model.kind == RSC_NULL
+                                  ? "Cannot read properties of null (reading 'id')"
+                                  : "Cannot read properties of undefined (reading 'id')");
+      return false;
+    }
+    rsc_node id, bound = rsc__mk(RSC_UNDEFINED);
+    if (!rsc__step(d, &model, (rsc_key){"id", 2}, &id) || id.kind != RSC_STRING) {
+      *out = rsc__mk(RSC_NULL);
+      return true;
+    }
     rsc_server_ref *s = (rsc_server_ref *)rsc__alloc(d, sizeof *s);
     if (!s) return false;
     s->metadata = model;
-    s->id = rsc__mk(RSC_UNDEFINED);
-    s->bound = rsc__mk(RSC_UNDEFINED);
+    s->id = id;
     rsc_node tmp;
-    if (rsc__step(d, &model, (rsc_key){"id", 2}, &tmp)) s->id = tmp;
-    if (rsc__step(d, &model, (rsc_key){"bound", 5}, &tmp)) s->bound = tmp;
+    if (rsc__step(d, &model, (rsc_key){"bound", 5}, &tmp)) bound = tmp;
+    s->bound = bound;
     *out = rsc__mk(RSC_SERVER_REF);
     out->u.sref = s;
     return true;
@@ -1256,6 +1274,10 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
 
 /* ---- parseModelString ------------------------------------------------------- */
 
+static bool then_key(const char *key, uint32_t klen) {
+  return klen == 4 && memcmp(key, "then", 4) == 0;
+}
+
 static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key,
                                uint32_t klen, rsc_node *out, rsc_node *thrown) {
   const rsc_node v = *sc->slot;
@@ -1302,7 +1324,9 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     return true;
   case 'h':
   case 'F': /* servers up to 19.0/19.1 wrote server references as "$F" */
-    return get_outlined_model(d, rest, rlen, sc, MAP_SERVER_REF, out, thrown);
+    return get_outlined_model(d, rest, rlen, sc,
+                              then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out,
+                              thrown);
   case 'T':
     if (!(d->opt.flags & RSC_OPT_TEMP_REFS)) {
       *thrown = rsc__error_node(d, missing_temp_refs, NULL);
@@ -1375,15 +1399,19 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     break;
   case 'Y':
     if (d->dev) {
-      /* An omitted value: a getter that answers with this message. */
-      *out = rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
+      /* An omitted value: a getter on the parent that answers with this
+       * message. A row's whole value has the throwaway {"": value} for a
+       * parent: the chunk's value is the null the case returns. */
+      *out = sc->key_index == -2 ? rsc__mk(RSC_NULL)
+                                 : rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
       return true;
     }
     break;
   default:
     break;
   }
-  return get_outlined_model(d, s + 1, n - 1, sc, MAP_MODEL, out, thrown);
+  return get_outlined_model(d, s + 1, n - 1, sc, then_key(key, klen) ? MAP_MODEL_THEN : MAP_MODEL,
+                            out, thrown);
 }
 
 /* ---- elements ----------------------------------------------------------------- */

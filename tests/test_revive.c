@@ -349,6 +349,60 @@ Test(revive, collections_of_any_model_as_javascript_builds_them) {
     expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
 }
 
+/* loadServerReference: a server reference under the key "then" is null
+ * (even when its row is null), so is one whose id is no string, and null
+ * or undefined metadata is a TypeError; createModel gives null for a
+ * plain reference to a function under "then". Found by the differential
+ * check (fuzz corpus); every expected dump is React 19.3.1's client's. */
+Test(revive, server_references_as_load_server_reference_reads_them) {
+  DUMP("1:{\"id\":\"a#b\",\"bound\":null}\n0:{\"then\":\"$h1\",\"x\":\"$h1\"}\n",
+       "{\"ok\":{\"then\":null,\"x\":{\"$\":\"server_ref\",\"id\":\"a#b\",\"bound\":null}}}");
+  DUMP("1:{\"id\":\"a#b\",\"bound\":null}\n2:\"$h1\"\n0:{\"then\":\"$2\",\"x\":\"$2\"}\n",
+       "{\"ok\":{\"then\":null,\"x\":{\"$\":\"server_ref\",\"id\":\"a#b\",\"bound\":null}}}");
+  DUMP("0:{\"then\":\"$h1\"}\n1:{\"id\":\"a#b\",\"bound\":null}\n", "{\"ok\":{\"then\":null}}");
+  DUMP("1:{\"then\":\"$h1\"}\n0:{\"then\":\"$h2\"}\n2:null\n", "{\"ok\":{\"then\":null}}");
+  DUMP("1:{\"id\":7}\n0:[\"$h1\",{\"then\":\"$1\"}]\n", "{\"ok\":[null,{\"then\":{\"id\":7}}]}");
+  DUMP("1:[2]\n0:\"$h1\"\n", "{\"ok\":null}");
+  DUMP("1:{\"id\":null,\"bound\":[1]}\n0:\"$h1\"\n", "{\"ok\":null}");
+  DUMP("1:null\n0:\"$h1\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'id')\"}}");
+  DUMP("1:\"$undefined\"\n0:\"$h1\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'id')\"}}");
+  DUMP("1:\"$h1?2\"\n0:\"$1:\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'id')\"}}");
+}
+
+/* A row that refers to itself while it is being revived: the reference
+ * waits on the row, which fills it with the value the row revived to (the
+ * null that stood for the reference, for a row that is only that
+ * reference), and the row's value is then what the reference made of it:
+ * new Map(null) is an empty Map. Every expected dump is React 19.3.1's. */
+Test(revive, a_row_that_refers_to_itself) {
+  DUMP("0:\"$Q0\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}");
+  DUMP("0:\"$W0\"\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}");
+  DUMP("1:\"$Q1\"\n0:\"$1\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}");
+  DUMP("0:\"$0\"\n", "{\"ok\":null}");
+  DUMP("0:\"$h0\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'id')\"}}");
+  DUMP("0:{\"a\":\"$L0\",\"b\":\"$0:a:k\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
+  DUMP("0:{\"a\":\"$L0\",\"b\":\"$0:a\"}\n",
+       "{\"ok\":{\"a\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}},"
+       "\"b\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
+}
+
+/* A development "$Y" (a value the server omitted) is a getter on its
+ * parent; a row's whole value has the throwaway {"": value} for one, so
+ * the chunk's value is null there (React 19.3.1's client). */
+Test(revive, omitted_value_as_a_whole_row) {
+  DUMP_DEV(":\"$Y\"\n", "{\"ok\":null}");
+  DUMP_DEV("1:\"$Y\"\n0:{\"a\":\"$1\",\"b\":\"$L1\"}\n",
+           "{\"ok\":{\"a\":null,\"b\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":null}}}");
+  DUMP_DEV("0:[\"$Y\"]\n",
+           "{\"ok\":[\"This object has been omitted by React in the console log to avoid sending too "
+           "much data from the server. Try logging smaller or more specific objects.\"]}");
+}
+
 /* A ReadableStream's items and end behind an item that waits on a row
  * still to come, as React's controller orders them: the blocked item stays
  * its previousBlockedChunk after it resolves, so what comes later (a text
