@@ -31,7 +31,9 @@ Outcomes:
   same          both decoded the same tree
   differ        both decoded, the trees differ (the first difference is shown)
   react-chunking  they differ fed whole, and agree when React is fed one byte
-                per network chunk: React's client reads the stream differently
+                (or else one row) per network chunk (fed a row per chunk,
+                what React throws from its own code on a row loses that row
+                only, and is not counted): React's client reads the stream differently
                 depending on where the network cuts it (a typed array row for
                 a byte stream detaches the buffer it was read from, losing the
                 rest of that network chunk); rscflight does not
@@ -41,7 +43,12 @@ Outcomes:
                 FLIGHT-PROTOCOL 3.5), or where React's development client
                 throws from its own code on debug data of the wrong shape (a
                 stack that is no array, a frame whose file is no string,
-                which rscflight does not read) or on props it froze:
+                which rscflight does not read) or on props it froze, or
+                where a development payload's D rows (debug info, which
+                rscflight does not read) change React's tree: they differ
+                and agree once React is given the payload without them (a
+                D row whose JSON does not parse rejects its chunk if still
+                pending; React then throws when the chunk's row comes):
                 deliberate differences
   rsc-error     rscflight stopped with an error where React decoded: its
                 deliberate strictness (a second row for a non-stream chunk,
@@ -98,6 +105,21 @@ def corpus_inputs(path):
             flags = data[0]
             out.append((parts[-1], data[4:], bool(flags & FLAG_DEV), bool(flags & FLAG_PARTIAL)))
     return out
+
+
+def without_debug_rows(data):
+    """The payload without its D rows (None if it has none)."""
+    rows = raw_rows(data)
+    covered = sum(len(r) for r in rows)
+    kept = [r for r in rows if not debug_row(r)]
+    if len(kept) == len(rows):
+        return None
+    return b"".join(kept) + data[covered:]
+
+
+def debug_row(row):
+    colon = row.find(b":")
+    return colon >= 0 and row[colon + 1:colon + 2] == b"D"
 
 
 def raw_rows(data):
@@ -192,14 +214,24 @@ def pointer_get(v, ptr):
     return v
 
 
+def network_chunks(p, split):
+    """The payload as React's client is fed it: whole, or (split "rows")
+    one row per network chunk."""
+    if split != "rows":
+        return [p]
+    rows = raw_rows(p)
+    rest = p[sum(len(r) for r in rows):]
+    return rows + ([rest] if rest else [])
+
+
 def run_oracle(items, dev, split=None):
     """React's client on each payload: {key: oracle result}. split "byte":
-    fed one byte per network chunk."""
+    fed one byte per network chunk; "rows": one row per network chunk."""
     if not items:
         return {}
     with tempfile.TemporaryDirectory() as tmp:
-        jobs = [{"key": key, "chunksBase64": [base64.b64encode(p).decode()], "allowPartial": partial,
-                 "split": split}
+        jobs = [{"key": key, "chunksBase64": [base64.b64encode(c).decode() for c in network_chunks(p, split)],
+                 "allowPartial": partial, "split": split if split == "byte" else None}
                 for key, p, partial in items]
         jobs_file, out_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "out.json")
         with open(jobs_file, "w") as f:
@@ -233,14 +265,27 @@ def answers_forward_reference(payload):
     it. React then replaces the waiting chunk with a new one and whatever
     waited waits forever (FLIGHT-PROTOCOL 3.5); rscflight resolves the
     chunk that waits, by design."""
-    referenced, defined = set(), set()
+    # the root (chunk 0) is waited on from the start: the client asks for it
+    # before the first byte
+    referenced, defined = {0}, set()
     for rid, tag, body in baseline.frame(payload):
-        if tag in baseline.LENTAGS and tag != ord("b") and rid in referenced and rid not in defined:
+        if tag in baseline.LENTAGS and rid in referenced and rid not in defined:
             return True
         defined.add(rid)
         if tag not in baseline.LENTAGS:
             referenced.update(int(m, 16) for m in REF_ID.findall(body) if len(m) <= 12)
     return False
+
+
+def same_rows_dump(theirs, mine, err):
+    """React fed a row per network chunk decoded the same tree. What it
+    threw from its own code while reading a row (a close row for a chunk
+    that is no stream: "Cannot read properties of null (reading 'close')")
+    lost only that row then, so it does not count here."""
+    if err is not None or theirs.get("hang") or theirs.get("inexpressible") or theirs.get("oracleError"):
+        return False
+    dump = theirs.get("dump")
+    return dump is not None and same_dump(mine, dump)
 
 
 def classify(theirs, mine, err, partial=False):
@@ -262,6 +307,10 @@ def classify(theirs, mine, err, partial=False):
 # debug data (a stack, its frames) is not the shape it expects; rscflight
 # does not read debug data (docs/conformance.md: "Where React crashes")
 DEV_CRASHES = ("Cannot read properties of undefined (reading 'length')",
+               # an error's env that is no string
+               "Cannot read properties of undefined (reading 'toLowerCase')",
+               # a stack frame of four slots (a 2024 server's), whose file is missing
+               "Cannot read properties of undefined (reading 'startsWith')",
                "filename.startsWith is not a function", "frame.join is not a function",
                # a reference resolving into props the development client froze
                "Cannot assign to read only property 'children' of object '#<Object>'")
@@ -300,6 +349,9 @@ def reason(e):
             ptr.endswith("/async") and react_v == "<absent>"):
         return ("oracle: its module map rebuilds the reference from property keys (strings, "
                 "no fourth element) when it cannot match the I row; the dump keeps the row's")
+    if ptr.endswith("/$") and react_v == "<absent>" and "/chunks/" in ptr:
+        return ("oracle: it dumps a client reference's metadata as plain data, so a value "
+                "revived in an I row's chunk list (an element, a stream) shows as its fields")
     if ptr.endswith("/$") and ours_v == "client_ref" and react_v == "undefined":
         return ("oracle: an I row whose export name is no string resolves to undefined in its "
                 "module model; rscflight dumps the reference as the row gave it")
@@ -307,10 +359,51 @@ def reason(e):
         return ("React's development client revives an error's \"errors\" twice and builds an "
                 "AggregateError of it, which throws when that names a row not there yet; the dump "
                 "has no errors, rscflight keeps none")
+    unnamed = unnamed_module_rows(e["payload_bytes"])
+    if unnamed and ((isinstance(ours_v, dict) and ours_v.get("$") == "client_ref" and
+                     not isinstance(ours_v.get("name"), str) and react_v == "<absent>") or
+                    any(int(m, 16) in unnamed for m in MODULE_READ_ID.findall(e["payload_full"]))):
+        return ("oracle: an I row whose export name is no string resolves to undefined in its "
+                "module model (a server reference or development error made of it reads "
+                "undefined's id or name); rscflight keeps the reference as the row gave it")
+    if ptr.endswith("/base64") and isinstance(ours_v, str) and isinstance(react_v, str):
+        try:
+            ours_t, react_t = base64.b64decode(ours_v), base64.b64decode(react_v)
+        except ValueError:
+            ours_t = react_t = b""
+        if ours_t.count(b"Invalid Date") > react_t.count(b"Invalid Date") and b" GMT" in react_t:
+            return ("V8's legacy Date.parse (date text that is not ISO: \"2\" is Feb 01 2001) is "
+                    "not implemented: String() of such a Date in a Blob part reads \"Invalid Date\" "
+                    "(src/jsstring.h)")
+    if e["dev"] and isinstance(ours_v, dict) and ours_v.get("$") == "function":
+        return ("deliberate: a development \"$E\" keeps its source as text; React's development "
+                "client evaluates it, and source that is no function (\"4\", \"\") gives its value")
     if '"$F' in e["payload_full"]:
         return ("deliberate: $F is read as a server reference, as clients up to 19.0 read it "
                 "(docs/conformance.md); React 19.3.1 reads it as a reference to chunk 0xF.. ")
     return "unexplained"
+
+
+# references whose map reads the module's export: a server reference
+# (its id), a development error (its name)
+MODULE_READ_ID = re.compile(r'"\$[hZ]([0-9a-f]{1,8})')
+
+
+def unnamed_module_rows(payload):
+    """Ids of the I rows whose export name (metadata[2]) is no string."""
+    ids = set()
+    for row in raw_rows(payload):
+        colon = row.find(b":")
+        if colon < 0 or row[colon + 1:colon + 2] != b"I":
+            continue
+        try:
+            rid = int(row[:colon] or b"0", 16)
+            meta = json.loads(row[colon + 2:].decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if isinstance(meta, list) and not (len(meta) > 2 and isinstance(meta[2], str)):
+            ids.add(rid)
+    return ids
 
 
 def read_known(path):
@@ -390,21 +483,41 @@ def main(argv=None):
         batch = [(sha, p, partial) for sha, _, p, d, partial in unique
                  if d == dev and classify(results[sha], *mine_of[sha], partial) == "differ"]
         again.update(run_oracle(batch, dev, split="byte"))
+    # and, where that too differs (React fed bytes trips over other rows),
+    # one row per network chunk, which still keeps a row's bytes together
+    again_rows = {}
+    for dev in (False, True):
+        batch = [(sha, p, partial) for sha, _, p, d, partial in unique
+                 if d == dev and sha in again and classify(again[sha], *mine_of[sha], partial) != "same"]
+        again_rows.update(run_oracle(batch, dev, split="rows"))
+    # A development payload that still differs is given to React again
+    # without its D rows, which rscflight does not read: React's client lets
+    # them change the tree (a D row whose JSON does not parse rejects its
+    # chunk while that is pending)
+    stripped = {sha: without_debug_rows(p) for sha, _, p, d, partial in unique
+                if d and classify(results[sha], *mine_of[sha], partial) == "differ"}
+    no_debug = run_oracle([(sha, p, partial) for sha, _, _, d, partial in unique
+                           if stripped.get(sha) is not None
+                           for p in [stripped[sha]]], True)
 
     outcome, report = {}, []
     for sha, name, payload, dev, partial in unique:
         mine, err = mine_of[sha]
         theirs = results[sha]
         kind = explain(classify(theirs, mine, err, partial), payload, dev, mine, theirs)
-        if kind == "differ" and sha in again and classify(again[sha], mine, err, partial) == "same":
+        if kind == "differ" and (
+                sha in again and classify(again[sha], mine, err, partial) == "same" or
+                sha in again_rows and same_rows_dump(again_rows[sha], mine, err)):
             kind = "react-chunking"
+        if kind == "differ" and sha in no_debug and classify(no_debug[sha], mine, err, partial) == "same":
+            kind = "react-quirk"
         outcome[sha] = kind
         entry = {"sha1": sha, "name": name, "dev": dev, "partial": partial, "outcome": kind}
         if kind == "differ":
             ptr = first_difference(mine, theirs["dump"])
             entry.update(pointer=ptr, ours=pointer_get(mine, ptr), react=pointer_get(theirs["dump"], ptr),
                          payload=payload[:300].decode("utf-8", "backslashreplace"),
-                         payload_full=payload.decode("utf-8", "backslashreplace"))
+                         payload_full=payload.decode("utf-8", "backslashreplace"), payload_bytes=payload)
         elif kind == "rsc-error":
             entry["error"] = err
         elif kind == "react-failed":
@@ -431,7 +544,8 @@ def main(argv=None):
             json.dumps(e["ours"])[:160], json.dumps(e["react"])[:160], e["payload"][:160]))
     if args.report:
         with open(args.report, "w") as f:
-            json.dump([{k: v for k, v in e.items() if k != "payload_full"} for e in report], f, indent=1)
+            json.dump([{k: v for k, v in e.items() if k not in ("payload_full", "payload_bytes")}
+                       for e in report], f, indent=1)
     if args.write_known and args.known:
         with open(args.known, "w") as f:
             f.write("# Payloads (SHA-1 of payload + dev and partial bytes) on which rscflight's dump\n"
