@@ -949,6 +949,20 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     return true;
   }
   case MAP_ERROR_DEV: {
+    /* resolveErrorDev reads errorInfo.name, then asks "cause" in errorInfo */
+    switch (model.kind) {
+    case RSC_NULL:
+      *thrown = rsc__type_error(d, "Cannot read properties of null (reading 'name')");
+      return false;
+    case RSC_UNDEFINED: case RSC_NONE:
+      *thrown = rsc__type_error(d, "Cannot read properties of undefined (reading 'name')");
+      return false;
+    case RSC_STRING: case RSC_NUMBER: case RSC_BOOL: case RSC_BIGINT: case RSC_SYMBOL:
+      return error_with_value(d, "Cannot use 'in' operator to search for 'cause' in ", &model, "",
+                              thrown);
+    default:
+      break;
+    }
     rsc_node e = rsc__error_node(d, rsc__dev_default_error, NULL);
     if (e.kind != RSC_ERROR) return false;
     const rsc_node *msg = member(&model, "message");
@@ -1003,7 +1017,33 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     out->u.sref = s;
     return true;
   }
-  case MAP_PROTO:
+  case MAP_PROTO: {
+    /* applyConstructor: Object.setPrototypeOf(parent, model.prototype),
+     * and the key is deleted. The parent's prototype is not kept (nothing
+     * here reads inherited properties); what JavaScript throws is. Module
+     * exports, server actions and "$E" functions are functions, with a
+     * prototype or not depending on the host: taken as fine. */
+    if (model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
+      *thrown = rsc__type_error(d, model.kind == RSC_NULL
+                                  ? "Cannot read properties of null (reading 'prototype')"
+                                  : "Cannot read properties of undefined (reading 'prototype')");
+      return false;
+    }
+    *out = rsc__mk(RSC_UNDEFINED);
+    if (model.kind == RSC_CLIENT_REF || model.kind == RSC_SERVER_REF || model.kind == RSC_FUNCTION)
+      return true;
+    rsc_node proto = rsc__mk(RSC_UNDEFINED);
+    const rsc_node *p = model.kind == RSC_OBJECT ? member(&model, "prototype") : NULL;
+    if (p) proto = *p;
+    switch (proto.kind) {
+    case RSC_STRING: case RSC_NUMBER: case RSC_BOOL: case RSC_BIGINT: case RSC_SYMBOL:
+    case RSC_UNDEFINED: case RSC_NONE:
+      return error_with_value(d, "Object prototype may only be an Object or null: ", &proto, "",
+                              thrown);
+    default:
+      return true;
+    }
+  }
   default:
     *out = rsc__mk(RSC_UNDEFINED); /* the key is deleted */
     return true;

@@ -391,6 +391,52 @@ Test(revive, a_row_that_refers_to_itself) {
        "\"b\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
 }
 
+/* The development client's "$Z" (resolveErrorDev) and "$P"
+ * (applyConstructor) read their model as JavaScript does: errorInfo.name
+ * of null or undefined and "cause" in a primitive throw, and so does
+ * Object.setPrototypeOf with a prototype that is no object or null (the
+ * key is deleted otherwise). Found by the differential check (fuzz
+ * corpus); every expected dump is React 19.3.1's development client's. */
+Test(revive, development_errors_and_prototypes_of_other_values) {
+  static const struct { const char *in, *want; } cases[] = {
+      {"1:null\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'name')\"}}"},
+      {"0:{\"e\":\"$Z1\"}\n1:\"$undefined\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'name')\"}}"},
+      {"1:5\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 5\"}}"},
+      {"1:\"abc\"\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in abc\"}}"},
+      {"1:\"$Sfoo\"\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in Symbol(foo)\"}}"},
+      {"1:1.5e300\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 1.5e+300\"}}"},
+      {"1:\"$n12\"\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 12\"}}"},
+      {":{\"\":\"$Z0-:\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'name')\"}}"},
+      {"1:{\"message\":\"m\",\"stack\":[],\"env\":\"Server\"}\n0:{\"e\":\"$Z1\"}\n",
+       "{\"ok\":{\"e\":{\"$\":\"Error\",\"message\":\"m\"}}}"},
+      {"1:[]\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: undefined\"}}"},
+      {"1:{\"prototype\":\"xy\"}\n0:{\"a\":{\"\":\"$P1\"}}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: xy\"}}"},
+      {"1:{\"prototype\":true}\n0:{\"a\":{\"\":\"$P1\"}}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: true\"}}"},
+      {"1:\"$Sx\"\n0:{\"a\":{\"\":\"$P1\"}}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: undefined\"}}"},
+      {"1:null\n0:[\"$P1\"]\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'prototype')\"}}"},
+      {"1:\"$undefined\"\n0:{\"a\":{\"\":\"$P1\"}}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'prototype')\"}}"},
+      {"1:{\"prototype\":null}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n", "{\"ok\":{\"a\":{\"b\":2}}}"},
+      {"1:{\"prototype\":{\"q\":1}}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n", "{\"ok\":{\"a\":{\"b\":2}}}"},
+      {"1:{\"prototype\":[1,2]}\n0:{\"a\":{\"\":\"$P1\"}}\n", "{\"ok\":{\"a\":{}}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
+}
+
 /* A development "$Y" (a value the server omitted) is a getter on its
  * parent; a row's whole value has the throwaway {"": value} for one, so
  * the chunk's value is null there (React 19.3.1's client). */
