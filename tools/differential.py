@@ -108,13 +108,38 @@ def corpus_inputs(path):
 
 
 def without_debug_rows(data):
-    """The payload without its D rows (None if it has none)."""
+    """The payload without its D rows, and its outlined errors without their
+    cause (None if it has neither)."""
     rows = raw_rows(data)
     covered = sum(len(r) for r in rows)
-    kept = [r for r in rows if not debug_row(r)]
-    if len(kept) == len(rows):
+    kept = [uncaused(r) for r in rows if not debug_row(r)]
+    if kept == rows:
         return None
     return b"".join(kept) + data[covered:]
+
+
+def uncaused(row):
+    """A model row holding an error's info ({name, message, stack, ...}, what
+    "$Z" outlines) without its cause and errors: React's development client
+    revives them a second time (resolveErrorDev on the revived row), so a
+    string that starts with "$" once revived (an escaped "$$x") reads as a
+    reference there, an element in them is walked again (its props are
+    frozen by then), and errors become an AggregateError's, which throws
+    when they name a row not there yet; rscflight revives the cause once
+    and keeps no errors."""
+    colon = row.find(b":")
+    body = row[colon + 1:]
+    if colon < 0 or not body.startswith(b"{") or not (b'"cause"' in body or b'"errors"' in body):
+        return row
+    try:
+        v = json.loads(body.decode("utf-8"))
+    except ValueError:
+        return row
+    if not (isinstance(v, dict) and ("cause" in v or "errors" in v) and "message" in v and "stack" in v):
+        return row
+    v.pop("cause", None)
+    v.pop("errors", None)
+    return row[:colon + 1] + json.dumps(v).encode() + (b"\n" if row.endswith(b"\n") else b"")
 
 
 def debug_row(row):
@@ -313,7 +338,8 @@ DEV_CRASHES = ("Cannot read properties of undefined (reading 'length')",
                "Cannot read properties of undefined (reading 'startsWith')",
                "filename.startsWith is not a function", "frame.join is not a function",
                # a reference resolving into props the development client froze
-               "Cannot assign to read only property 'children' of object '#<Object>'")
+               "Cannot assign to read only property 'children' of object '#<Object>'",
+               "Cannot assign to read only property 'title' of object '#<Object>'")
 
 
 def error_messages(v, out):
@@ -329,6 +355,19 @@ def error_messages(v, out):
     return out
 
 
+OWNER_DEBUG = ("debugStack", "debugLocation", "debugTask")
+
+
+def without_owner_debug(v):
+    """A dump without the debug members React's development client adds to
+    a component's info object once it serves as an owner."""
+    if isinstance(v, dict):
+        return {k: without_owner_debug(x) for k, x in v.items() if k not in OWNER_DEBUG}
+    if isinstance(v, list):
+        return [without_owner_debug(x) for x in v]
+    return v
+
+
 def explain(kind, payload, dev=False, mine=None, theirs=None):
     if kind != "differ":
         return kind
@@ -337,6 +376,11 @@ def explain(kind, payload, dev=False, mine=None, theirs=None):
     if dev:
         react_msgs = error_messages(theirs.get("dump"), set()) - error_messages(mine, set())
         if any(m in DEV_CRASHES for m in react_msgs):
+            return "react-quirk"
+        # React's development client gives a component's info object a
+        # debugStack (and debugLocation, debugTask) once it serves as an
+        # owner, visible where that object is also reached as a value
+        if same_dump(mine, without_owner_debug(theirs.get("dump"))):
             return "react-quirk"
     return kind
 
@@ -355,11 +399,6 @@ def reason(e):
     if ptr.endswith("/$") and ours_v == "client_ref" and react_v == "undefined":
         return ("oracle: an I row whose export name is no string resolves to undefined in its "
                 "module model; rscflight dumps the reference as the row gave it")
-    if e["dev"] and '"errors":"$$' in e["payload_full"]:
-        return ("React's development client revives an error's \"errors\" twice and builds an "
-                "AggregateError of it, which throws when that names a row not there yet; the dump "
-                "has no errors, rscflight keeps none")
-    unnamed = unnamed_module_rows(e["payload_bytes"])
     if unnamed and ((isinstance(ours_v, dict) and ours_v.get("$") == "client_ref" and
                      not isinstance(ours_v.get("name"), str) and react_v == "<absent>") or
                     any(int(m, 16) in unnamed for m in MODULE_READ_ID.findall(e["payload_full"]))):
@@ -493,7 +532,9 @@ def main(argv=None):
     # A development payload that still differs is given to React again
     # without its D rows, which rscflight does not read: React's client lets
     # them change the tree (a D row whose JSON does not parse rejects its
-    # chunk while that is pending)
+    # chunk while that is pending); and without the cause and errors of an
+    # outlined error, which React's development client revives twice
+    # (uncaused)
     stripped = {sha: without_debug_rows(p) for sha, _, p, d, partial in unique
                 if d and classify(results[sha], *mine_of[sha], partial) == "differ"}
     no_debug = run_oracle([(sha, p, partial) for sha, _, _, d, partial in unique
