@@ -287,9 +287,12 @@ static size_t depth_offset(const uint8_t *p, size_t n, uint32_t max_depth) {
 
 /* JSON.parse of a row; the failure message for a SyntaxError, or a fatal
  * decoder error (memory, limits). elements: a model row (production ones
- * get their plain element tuples built while parsing: rsc__json_parse). */
-static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
-                       bool elements, rsc_node *out, const char **syntax) {
+ * get their plain element tuples built while parsing: rsc__json_parse).
+ * lead: bytes at the start of p that are not the row's own (the iterator
+ * result's text around an item row, parse_iterator_result, starting
+ * lead bytes before row->data); a depth error points into the row. */
+static bool parse_json_lead(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
+                            size_t lead, bool elements, rsc_node *out, const char **syntax) {
   *syntax = NULL;
   /* A shifted start (BOM, hint code) keeps the same bytes after the end. */
   bool padded = row->padded;
@@ -303,16 +306,22 @@ static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, siz
   case JSON_LIMIT:
     /* The node limit has already failed with its own message; otherwise
      * this is depth: point at the bracket that went past the limit. */
-    if (d->err.code == RSC_OK)
+    if (d->err.code == RSC_OK) {
+      size_t at = depth_offset(p, n, d->opt.limits.max_depth);
       rsc__fail(d, RSC_ERR_LIMIT,
-                row->data_offset + (uint64_t)(p - row->data) +
-                    depth_offset(p, n, d->opt.limits.max_depth),
+                row->data_offset + (uint64_t)(p + lead - row->data) + (at > lead ? at - lead : 0),
                 row->id, "JSON nested deeper than the depth limit");
+    }
     return false;
   default:
     rsc__fail(d, RSC_ERR_NOMEM, row->data_offset, row->id, "out of memory");
     return false;
   }
+}
+
+static bool parse_json(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n,
+                       bool elements, rsc_node *out, const char **syntax) {
+  return parse_json_lead(d, row, p, n, 0, elements, out, syntax);
 }
 
 /* How a text or binary row's bytes are held: copied into the decoder,
@@ -573,12 +582,10 @@ static bool parse_iterator_result(rsc_decoder *d, const rsc_row *row, const uint
   if (n) memcpy(text + head, p, n);
   text[head + n] = '}';
   rsc_row wrapped = *row;
-  wrapped.data = text;
-  wrapped.len = head + n + 1;
+  wrapped.data = text + head; /* the row's own bytes, at row->data_offset */
+  wrapped.len = n;
   wrapped.padded = false;
-  /* a depth error points at the row's own bytes */
-  wrapped.data_offset = row->data_offset >= head ? row->data_offset - head : 0;
-  return parse_json(d, &wrapped, text, head + n + 1, true, out, syntax);
+  return parse_json_lead(d, &wrapped, text, head + n + 1, head, true, out, syntax);
 }
 
 static rsc_status model_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {

@@ -223,6 +223,24 @@ Test(limits, depth_in_other_rows) {
   expect_ok(S("0:[[\"[[[[\"]]\n"), &lim, 0, "{\"ok\":[[\"[[[[\"]]}");
 }
 
+/* An async iterable's item and end rows are parsed inside the text of
+ * their iterator result ({"done":false,"value":<row>}, as React's client
+ * parses them), one level deeper than the row: the error still names the
+ * row's own bracket, never a byte past the input (found by fuzz_decode:
+ * the offset was the bracket's place in that text). */
+Test(limits, depth_in_async_iterable_items) {
+  rsc_limits lim = {0};
+  lim.max_depth = 1;
+  expect_limit(S("1:X\n0:\"$1\"\n1:{\"a\":1}\n"), &lim, 0, 13, 1,
+               "JSON nested deeper than the depth limit");
+  /*              1:X\n0:"$1"\n1:^ */
+  expect_limit(S("1:x\n0:\"$1\"\n1:[1]\n"), &lim, 0, 13, 1, NULL);
+  expect_limit(S("1:X\n0:\"$1\"\n1:C[1]\n"), &lim, 0, 14, 1, NULL);
+  /*              1:X\n0:"$1"\n1:C^ */
+  /* the fuzz input: offset 22 there, 10 bytes past the input's end */
+  expect_limit(S("1:X\n1:{\n1:{\""), &lim, RSC_OPT_DEV | RSC_OPT_ALLOW_PARTIAL, 6, 1, NULL);
+}
+
 /* ---- nodes ------------------------------------------------------------------ */
 
 Test(limits, nodes) {
