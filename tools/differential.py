@@ -54,7 +54,9 @@ Outcomes:
                 deliberate strictness (a second row for a non-stream chunk,
                 a development row in a production decoder, limits)
   react-failed  not comparable: React threw outside the stream (its own
-                crash: "This is a bug in React" and the like), never
+                crash: "This is a bug in React" and the like; also where it
+                throws so only when fed a row per network chunk, whole it
+                having lost the rest of a chunk before the row), never
                 settled the root (a forward reference answered by a text or
                 binary row, FLIGHT-PROTOCOL 3.5), hung, or decoded a value
                 the oracle's dumper cannot express or walk (too deep)
@@ -239,6 +241,45 @@ def pointer_get(v, ptr):
     return v
 
 
+def mutated(rnd, data):
+    """A well-formed payload with one small change, the kind a buggy server,
+    a proxy or a cut stream makes: a row dropped, repeated or moved, a "$"
+    form's letter or a reference's id changed, a byte of a row replaced, a
+    row cut short. What is left is mostly well-formed, so the two decoders
+    meet the same rows and differ only on how they take the change."""
+    rows = raw_rows(data)
+    if not rows:
+        return data
+    k = rnd.randrange(len(rows))
+    op = rnd.randrange(7)
+    if op == 0 and len(rows) > 1:
+        del rows[k]
+    elif op == 1:
+        rows.insert(rnd.randrange(len(rows) + 1), rows[k])
+    elif op == 2:
+        r = rows.pop(k)
+        rows.insert(rnd.randrange(len(rows) + 1), r)
+    elif op in (3, 4):
+        r = rows[k]
+        at = [i for i in range(len(r) - 1) if r[i:i + 2] in (b'"$', b':$')]
+        if at:
+            i = rnd.choice(at) + 1
+            if op == 3:  # another "$" form's letter
+                letter = rnd.choice(b"@LQWKBnDNSIuhiZYPET$-0123456789abcdef")
+                r = r[:i + 1] + bytes([letter]) + r[i + 2:]
+            else:  # another id, near the old one
+                r = r[:i + 1] + b"%x" % rnd.randrange(0, 24) + r[i + 2:]
+            rows[k] = r
+    elif op == 5:
+        r = rows[k]
+        i = rnd.randrange(len(r))
+        rows[k] = r[:i] + bytes([rnd.choice(b'{}[]",:$01\\ax\n')]) + r[i + 1:]
+    else:
+        r = rows[k]
+        rows[k] = r[:rnd.randrange(len(r))]
+    return b"".join(rows)
+
+
 def network_chunks(p, split):
     """The payload as React's client is fed it: whole, or (split "rows")
     one row per network chunk."""
@@ -356,6 +397,8 @@ def error_messages(v, out):
 
 
 OWNER_DEBUG = ("debugStack", "debugLocation", "debugTask")
+# what an entry carries for reason() but the report leaves out
+HEAVY = ("payload_full", "payload_bytes", "ours_dump", "react_dump")
 
 
 def without_owner_debug(v):
@@ -389,10 +432,17 @@ def reason(e):
     """A reason for the known list, where the class of a difference is one
     the oracle itself causes; otherwise 'unexplained'."""
     ours_v, react_v, ptr = e["ours"], e["react"], e["pointer"]
+    unnamed = unnamed_module_rows(e["payload_bytes"])
     if (ptr.endswith("/id") and isinstance(react_v, str) and not isinstance(ours_v, str)) or (
             ptr.endswith("/async") and react_v == "<absent>"):
         return ("oracle: its module map rebuilds the reference from property keys (strings, "
                 "no fourth element) when it cannot match the I row; the dump keeps the row's")
+    if ("Cannot convert object to primitive value" in
+            error_messages(e["react_dump"], set()) - error_messages(e["ours_dump"], set())
+            and b":I" in e["payload_bytes"]):
+        return ("oracle: its module export is an object without a prototype, whose String() "
+                "throws (a Blob part, a FormData value); a real export is a function, whose text "
+                "the host decides; rscflight prints [object Object] (src/jsstring.h)")
     if ptr.endswith("/$") and react_v == "<absent>" and "/chunks/" in ptr:
         return ("oracle: it dumps a client reference's metadata as plain data, so a value "
                 "revived in an I row's chunk list (an element, a stream) shows as its fields")
@@ -440,7 +490,10 @@ def unnamed_module_rows(payload):
             meta = json.loads(row[colon + 2:].decode("utf-8", "replace"))
         except ValueError:
             continue
-        if isinstance(meta, list) and not (len(meta) > 2 and isinstance(meta[2], str)):
+        # React revives the row first: a name "$..." (but "$$...") is no string then
+        name = meta[2] if isinstance(meta, list) and len(meta) > 2 else None
+        if isinstance(meta, list) and not (isinstance(name, str) and
+                                           (not name.startswith("$") or name.startswith("$$"))):
             ids.add(rid)
     return ids
 
@@ -474,6 +527,8 @@ def main(argv=None):
                     help="also N random well-formed payloads (tools/flightgen.py)")
     ap.add_argument("--generate-dev", action="store_true",
                     help="generate development payloads (owners, stacks, debug rows)")
+    ap.add_argument("--mutate", type=int, default=0, metavar="N",
+                    help="also N generated payloads with one small mutation each (mutated)")
     args = ap.parse_args(argv)
 
     inputs = []
@@ -495,6 +550,14 @@ def main(argv=None):
                 rows = raw_rows(data)
                 data = b"".join(rows[: rnd.randint(1, len(rows))])
             inputs.append(("generated#%d" % i, data, dev, partial))
+    if args.mutate:
+        import random
+        import flightgen
+        rnd = random.Random(args.seed + 1000)
+        for i in range(args.mutate):
+            dev = args.generate_dev
+            data = mutated(rnd, flightgen.Payload(rnd, dev).build())
+            inputs.append(("mutated#%d" % i, data, dev, False))
     for path in args.files:
         with open(path, "rb") as f:
             inputs.append((path, f.read(), args.dev, False))
@@ -552,13 +615,20 @@ def main(argv=None):
             kind = "react-chunking"
         if kind == "differ" and sha in no_debug and classify(no_debug[sha], mine, err, partial) == "same":
             kind = "react-quirk"
+        if kind == "differ" and sha in again_rows and again_rows[sha].get("uncaught"):
+            # fed whole React lost the rest of a network chunk (a byte
+            # stream's typed array row), and fed a row per chunk it throws
+            # out of its stream handler on one of these rows: its own
+            # crash, not comparable
+            kind = "react-failed"
         outcome[sha] = kind
         entry = {"sha1": sha, "name": name, "dev": dev, "partial": partial, "outcome": kind}
         if kind == "differ":
             ptr = first_difference(mine, theirs["dump"])
             entry.update(pointer=ptr, ours=pointer_get(mine, ptr), react=pointer_get(theirs["dump"], ptr),
                          payload=payload[:300].decode("utf-8", "backslashreplace"),
-                         payload_full=payload.decode("utf-8", "backslashreplace"), payload_bytes=payload)
+                         payload_full=payload.decode("utf-8", "backslashreplace"), payload_bytes=payload,
+                         ours_dump=mine, react_dump=theirs["dump"])
         elif kind == "rsc-error":
             entry["error"] = err
         elif kind == "react-failed":
@@ -585,7 +655,7 @@ def main(argv=None):
             json.dumps(e["ours"])[:160], json.dumps(e["react"])[:160], e["payload"][:160]))
     if args.report:
         with open(args.report, "w") as f:
-            json.dump([{k: v for k, v in e.items() if k not in ("payload_full", "payload_bytes")}
+            json.dump([{k: v for k, v in e.items() if k not in HEAVY}
                        for e in report], f, indent=1)
     if args.write_known and args.known:
         with open(args.known, "w") as f:

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # rscflight against React 19.3.1's own client, payload by payload, over the
 # kept fuzz corpus, the 19.3.1 fixtures with their rows shuffled 8 times
-# each and 12,000 random well-formed payloads, half of them development
-# ones (tools/differential.py, tools/flightgen.py): a payload that decodes
+# each, 12,000 random well-formed payloads, half of them development ones,
+# and 6,000 such payloads with one small mutation each (a row dropped,
+# repeated or moved, a "$" form or a reference changed, a byte replaced,
+# a row cut; tools/differential.py, tools/flightgen.py): a payload that decodes
 # differently and is not listed in tools/differential-known.txt fails the
 # run, and so does a listed one that no longer differs. Needs Node 20 (the
 # engine React's client runs on: other versions word JSON.parse's errors
@@ -18,7 +20,7 @@ if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
   (cd fixtures/gen && npm ci --no-audit --no-fund --loglevel=error)
 fi
 PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
-  --corpus fuzz/replay.tar.xz --permute 8 --generate 6000 --known tools/differential-known.txt
+  --corpus fuzz/replay.tar.xz --permute 8 --generate 6000 --mutate 6000 --known tools/differential-known.txt
 # and 6,000 generated development payloads
 PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
   --generate 6000 --generate-dev --seed 2 --known tools/differential-known.txt
