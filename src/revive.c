@@ -687,7 +687,13 @@ bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
     break;
   case RSC_ITERATOR: {
     const rsc_node *a = &out->u.iter->array;
-    for (uint32_t i = 0; i < a->len; i++) rsc__note_shared(d, &a->u.items[i]);
+    for (uint32_t i = 0; i < a->len; i++) {
+      rsc__note_shared(d, &a->u.items[i]);
+      if (model.kind == RSC_MAP || model.kind == RSC_FORMDATA) { /* [key, value] pairs */
+        rsc__note_shared(d, &a->u.items[i].u.items[0]);
+        rsc__note_shared(d, &a->u.items[i].u.items[1]);
+      }
+    }
     break;
   }
   case RSC_SERVER_REF:
@@ -875,6 +881,101 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
                           "Symbol(Symbol.iterator))", thrown);
 }
 
+/* What model[Symbol.iterator]() yields for a model that is no array, as an
+ * array of its items (a snapshot): a string's code points, a Map's and a
+ * FormData's [key, value] entries, a Set's values, a typed array's
+ * elements (BigInts for the 64-bit ones). Anything else has no
+ * Symbol.iterator: the TypeError JavaScript throws. */
+static bool iterated_items(rsc_decoder *d, const rsc_node *model, rsc_node *out,
+                           rsc_node *thrown) {
+  size_t n = 0;
+  rsc_node *items = NULL;
+  switch (model->kind) {
+  case RSC_STRING: {
+    const uint8_t *p = (const uint8_t *)model->u.str;
+    items = rsc__alloc_nodes(d, (size_t)model->len + 1);
+    if (!items) return false;
+    for (size_t i = 0; i < model->len;) {
+      size_t k = rsc__utf8_char_len(p, model->len, i);
+      char *c = rsc__strdup(d, (const char *)p + i, k);
+      if (!c) return false;
+      items[n++] = rsc__str(RSC_STRING, c, k);
+      i += k;
+    }
+    break;
+  }
+  case RSC_SET:
+    n = model->len;
+    items = rsc__alloc_nodes(d, n + 1);
+    if (!items) return false;
+    if (n) memcpy(items, model->u.items, n * sizeof *items);
+    break;
+  case RSC_MAP:
+  case RSC_FORMDATA:
+    n = model->len / 2;
+    items = rsc__alloc_nodes(d, 3 * n + 1);
+    if (!items) return false;
+    for (size_t i = 0; i < n; i++) {
+      rsc_node *pair = items + n + 2 * i;
+      pair[0] = model->u.items[2 * i];
+      pair[1] = model->u.items[2 * i + 1];
+      items[i] = rsc__mk(RSC_ARRAY);
+      items[i].u.items = pair;
+      items[i].len = 2;
+    }
+    break;
+  case RSC_BINARY: {
+    unsigned kind = model->sub;
+    if (kind == RSC_ARRAY_BUFFER || kind >= RSC_DATA_VIEW) goto not_iterable;
+    size_t w = rsc__binary_elem_size(kind);
+    n = model->len / w;
+    items = rsc__alloc_nodes(d, n + 1);
+    if (!items) return false;
+    for (size_t i = 0; i < n; i++) {
+      const uint8_t *e = model->u.bytes + i * w;
+      double v;
+      switch (kind) {
+      case RSC_INT8: v = (int8_t)e[0]; break;
+      case RSC_UINT8: case RSC_UINT8_CLAMPED: v = e[0]; break;
+      case RSC_INT16: { int16_t x; memcpy(&x, e, 2); v = x; break; }
+      case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); v = x; break; }
+      case RSC_INT32: { int32_t x; memcpy(&x, e, 4); v = x; break; }
+      case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); v = x; break; }
+      case RSC_FLOAT32: { float x; memcpy(&x, e, 4); v = x; break; }
+      case RSC_FLOAT64: { memcpy(&v, e, 8); break; }
+      default: { /* BigInt64Array, BigUint64Array: BigInts */
+        char buf[24];
+        int len;
+        if (kind == RSC_BIGINT64) {
+          int64_t x;
+          memcpy(&x, e, 8);
+          len = snprintf(buf, sizeof buf, "%lld", (long long)x);
+        } else {
+          uint64_t x;
+          memcpy(&x, e, 8);
+          len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
+        }
+        char *c = rsc__strdup(d, buf, (size_t)len);
+        if (!c) return false;
+        items[i] = rsc__str(RSC_BIGINT, c, (size_t)len);
+        continue;
+      }
+      }
+      items[i] = rsc__num(v);
+    }
+    break;
+  }
+  default:
+  not_iterable:
+    *thrown = rsc__type_error(d, "model[Symbol.iterator] is not a function");
+    return false;
+  }
+  *out = rsc__mk(RSC_ARRAY);
+  out->u.items = items;
+  out->len = (uint32_t)n;
+  return true;
+}
+
 static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
                       rsc_node *thrown) {
   switch (map) {
@@ -937,13 +1038,15 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
                               "Symbol(Symbol.iterator))");
       return false;
     }
-    if (model.kind != RSC_ARRAY) {
-      *thrown = rsc__type_error(d, "model[Symbol.iterator] is not a function");
-      return false;
+    if (model.kind == RSC_ITERATOR) { /* an iterator's own iterator is itself */
+      *out = model;
+      return true;
     }
+    rsc_node array = model;
+    if (model.kind != RSC_ARRAY && !iterated_items(d, &model, &array, thrown)) return false;
     rsc_iter *it = (rsc_iter *)rsc__alloc(d, sizeof *it);
     if (!it) return false;
-    it->array = model;
+    it->array = array;
     *out = rsc__mk(RSC_ITERATOR);
     out->u.iter = it;
     return true;

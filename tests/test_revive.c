@@ -391,6 +391,37 @@ Test(revive, a_row_that_refers_to_itself) {
        "\"b\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
 }
 
+/* "$i" calls model[Symbol.iterator](): a string, a Map, a Set, a FormData
+ * and a typed array have their own iterators (code points, [key, value]
+ * entries, values, elements), an iterator is its own, an ArrayBuffer and
+ * anything else throw. Found by mutated payloads through the differential
+ * check; every expected dump is React 19.3.1's client's (its oracle reads
+ * these iterators as it reads an array's). */
+Test(revive, iterators_of_models_that_are_not_arrays) {
+#define C(in, want) {in, sizeof(in) - 1, want}
+  static const struct { const char *in; size_t len; const char *want; } cases[] = {
+      C("0:\"$i1\"\n1:\"gamma\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
+      C("0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",\"\xf0\x9f\x98\x80\",\"b\",\"\\ud800\"]}}"),
+      C("0:\"$i1\"\n1:\"\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[]}}"),
+      C("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
+      C("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
+      C("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
+      C("1:o2,\x01\x02" "0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
+      C("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff" "0:\"$i1\"\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"bigint\",\"v\":\"1\"},{\"$\":\"bigint\",\"v\":\"-1\"}]}}"),
+      C("1:A2,\x01\x02" "0:\"$i1\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
+      C("0:\"$i1\"\n1:\"$i2\"\n2:[1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"),
+      C("0:[\"$i1\",\"$1\"]\n1:\"$Q2\"\n2:[[{\"x\":1},\"$3\"]]\n3:[2]\n",
+       "{\"ok\":[{\"$\":\"Iterator\",\"items\":[[{\"x\":1},[2]]]},{\"$\":\"Map\",\"entries\":[[{\"$\":\"ref\",\"to\":\"/ok/0/items/0/0\"},{\"$\":\"ref\",\"to\":\"/ok/0/items/0/1\"}]]}]}"),
+      C("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
+#undef C
+}
+
 /* The development client's "$Z" (resolveErrorDev) and "$P"
  * (applyConstructor) read their model as JavaScript does: errorInfo.name
  * of null or undefined and "cause" in a primitive throw, and so does
