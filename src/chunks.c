@@ -776,7 +776,11 @@ static void stream_push(rsc_decoder *d, rsc_stream *s, rsc_node v) {
 /* The web stream's controller.error(): queued items are discarded. */
 static void stream_set_error(rsc_decoder *d, rsc_stream *s, rsc_node e) {
   (void)d;
-  if (s->end != RSC_STREAM_OPEN) return;
+  /* A closed stream whose queue a reader has not drained is still
+   * readable: an error then (an item that waited behind a blocked one and
+   * is rejected after the close, which React's controller did not wait
+   * for) discards the queue, as it would when read after the end. */
+  if (s->end == RSC_STREAM_ERRORED || (s->end == RSC_STREAM_DONE && s->len == 0)) return;
   s->end = RSC_STREAM_ERRORED;
   s->end_value = e;
   s->len = 0;

@@ -504,6 +504,22 @@ Test(revive, readable_stream_items_after_a_blocked_one) {
        "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is omitted in production builds to avoid leaking sensitive details. A digest property is included on this error instance which may provide additional details about the nature of the error.\",\"digest\":\"q\"}}}}");
 }
 
+/* React's controller stops waiting once the blocked item it chained the
+ * next one to resolves (previousBlockedChunk is cleared then, though the
+ * next item may itself wait), so a close can come while an item still
+ * waits; when that item is rejected (here at the end: "Connection
+ * closed."), controller.error() meets a stream whose queue no reader has
+ * drained yet, and the queue goes. Found by mutated payloads; every
+ * expected dump is React 19.3.1's client's. */
+Test(revive, readable_stream_error_after_a_close_with_items_queued) {
+  static const char closed_error[] =
+      "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],"
+      "\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}}}";
+  DUMP("0:\"$4\"\n4:R\n4:\"$6\"\n6:\"x\"\n4:\"$7\"\n4:C\n", closed_error);
+  DUMP("0:\"$4\"\n4:R\n4:\"$6\"\n4:\"$7\"\n4:C\n6:\"x\"\n", closed_error);
+  DUMP("0:\"$4\"\n4:R\n4:\"$6\"\n6:\"x\"\n4:\"$7\"\n4:\"$8\"\n4:C\n8:\"w\"\n", closed_error);
+}
+
 Test(revive, element_tuples) {
   DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
   DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",
