@@ -881,6 +881,47 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
                           "Symbol(Symbol.iterator))", thrown);
 }
 
+/* typedArray[i]: a number, a BigInt for the 64-bit kinds, undefined past
+ * the end (an ArrayBuffer or a DataView has no elements: undefined). */
+static bool binary_element(rsc_decoder *d, const rsc_node *ta, size_t i, rsc_node *out) {
+  unsigned kind = ta->sub;
+  *out = rsc__mk(RSC_UNDEFINED);
+  if (kind == RSC_ARRAY_BUFFER || kind >= RSC_DATA_VIEW) return true;
+  size_t w = rsc__binary_elem_size(kind);
+  if (i >= ta->len / w) return true;
+  const uint8_t *e = ta->u.bytes + i * w;
+  double v;
+  switch (kind) {
+  case RSC_INT8: v = (int8_t)e[0]; break;
+  case RSC_UINT8: case RSC_UINT8_CLAMPED: v = e[0]; break;
+  case RSC_INT16: { int16_t x; memcpy(&x, e, 2); v = x; break; }
+  case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); v = x; break; }
+  case RSC_INT32: { int32_t x; memcpy(&x, e, 4); v = x; break; }
+  case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); v = x; break; }
+  case RSC_FLOAT32: { float x; memcpy(&x, e, 4); v = x; break; }
+  case RSC_FLOAT64: memcpy(&v, e, 8); break;
+  default: { /* BigInt64Array, BigUint64Array */
+    char buf[24];
+    int len;
+    if (kind == RSC_BIGINT64) {
+      int64_t x;
+      memcpy(&x, e, 8);
+      len = snprintf(buf, sizeof buf, "%lld", (long long)x);
+    } else {
+      uint64_t x;
+      memcpy(&x, e, 8);
+      len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
+    }
+    char *c = rsc__strdup(d, buf, (size_t)len);
+    if (!c) return false;
+    *out = rsc__str(RSC_BIGINT, c, (size_t)len);
+    return true;
+  }
+  }
+  *out = rsc__num(v);
+  return true;
+}
+
 /* What model[Symbol.iterator]() yields for a model that is no array, as an
  * array of its items (a snapshot): a string's code points, a Map's and a
  * FormData's [key, value] entries, a Set's values, a typed array's
@@ -927,42 +968,11 @@ static bool iterated_items(rsc_decoder *d, const rsc_node *model, rsc_node *out,
   case RSC_BINARY: {
     unsigned kind = model->sub;
     if (kind == RSC_ARRAY_BUFFER || kind >= RSC_DATA_VIEW) goto not_iterable;
-    size_t w = rsc__binary_elem_size(kind);
-    n = model->len / w;
+    n = model->len / rsc__binary_elem_size(kind);
     items = rsc__alloc_nodes(d, n + 1);
     if (!items) return false;
-    for (size_t i = 0; i < n; i++) {
-      const uint8_t *e = model->u.bytes + i * w;
-      double v;
-      switch (kind) {
-      case RSC_INT8: v = (int8_t)e[0]; break;
-      case RSC_UINT8: case RSC_UINT8_CLAMPED: v = e[0]; break;
-      case RSC_INT16: { int16_t x; memcpy(&x, e, 2); v = x; break; }
-      case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); v = x; break; }
-      case RSC_INT32: { int32_t x; memcpy(&x, e, 4); v = x; break; }
-      case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); v = x; break; }
-      case RSC_FLOAT32: { float x; memcpy(&x, e, 4); v = x; break; }
-      case RSC_FLOAT64: { memcpy(&v, e, 8); break; }
-      default: { /* BigInt64Array, BigUint64Array: BigInts */
-        char buf[24];
-        int len;
-        if (kind == RSC_BIGINT64) {
-          int64_t x;
-          memcpy(&x, e, 8);
-          len = snprintf(buf, sizeof buf, "%lld", (long long)x);
-        } else {
-          uint64_t x;
-          memcpy(&x, e, 8);
-          len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
-        }
-        char *c = rsc__strdup(d, buf, (size_t)len);
-        if (!c) return false;
-        items[i] = rsc__str(RSC_BIGINT, c, (size_t)len);
-        continue;
-      }
-      }
-      items[i] = rsc__num(v);
-    }
+    for (size_t i = 0; i < n; i++)
+      if (!binary_element(d, model, i, &items[i])) return false;
     break;
   }
   default:
@@ -1006,6 +1016,8 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
       rsc_node k = rsc__mk(RSC_UNDEFINED), v = rsc__mk(RSC_UNDEFINED), tmp;
       if (e->kind == RSC_STRING) { /* a string's [0] and [1]: its first two units */
         if (!string_unit(d, e, 0, &k) || !string_unit(d, e, 1, &v)) return false;
+      } else if (e->kind == RSC_BINARY) { /* a typed array's first two elements */
+        if (!binary_element(d, e, 0, &k) || !binary_element(d, e, 1, &v)) return false;
       } else {
         if (rsc__step(d, e, (rsc_key){"0", 1}, &tmp)) k = tmp;
         if (rsc__step(d, e, (rsc_key){"1", 1}, &tmp)) v = tmp;

@@ -422,6 +422,30 @@ Test(revive, iterators_of_models_that_are_not_arrays) {
 #undef C
 }
 
+/* new Map(model) and a FormData read each entry as entry[0], entry[1]: of
+ * a typed array, its first two elements (numbers, or BigInts for the
+ * 64-bit kinds; undefined past its end or for an ArrayBuffer). Found by
+ * mutated payloads; every expected dump is React 19.3.1's client's. */
+Test(revive, map_and_form_data_entries_that_are_typed_arrays) {
+#define C(in, want) {in, sizeof(in) - 1, want}
+  static const struct { const char *in; size_t len; const char *want; } cases[] = {
+      C("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
+        "2:[\"text/plain\",\"$1\"]\n0:\"$K2\"\n",
+        "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"t\",\"e\"],[\"1\",\"-1\"]]}}"),
+      C("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f" "2:[\"$1\"]\n0:\"$K2\"\n",
+        "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"1.5\",\"Infinity\"]]}}"),
+      C("1:o3,abc2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,98]]}}"),
+      C("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
+      C("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00" "2:[\"$1\"]\n0:\"$Q2\"\n",
+        "{\"ok\":{\"$\":\"Map\",\"entries\":[[-1,1]]}}"),
+      C("1:A2,ab2:[\"$1\"]\n0:\"$Q2\"\n",
+        "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"),
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
+#undef C
+}
+
 /* The development client's "$Z" (resolveErrorDev) and "$P"
  * (applyConstructor) read their model as JavaScript does: errorInfo.name
  * of null or undefined and "cause" in a primitive throw, and so does
