@@ -551,6 +551,23 @@ static bool blob_sources_string(rsc_decoder *d, const char *s, size_t n, rsc_nod
   return throw_text(d, &q, ok, thrown);
 }
 
+static bool is_nullish(const rsc_node *v) {
+  return v->kind == RSC_NULL || v->kind == RSC_UNDEFINED || v->kind == RSC_NONE;
+}
+
+/* The TypeError JavaScript throws reading a property of null or undefined
+ * (v is one of them): "Cannot read properties of null (reading 'id')".
+ * Always false: the error is thrown, or the decoder failed. */
+static bool read_of_nullish(rsc_decoder *d, const rsc_node *v, const char *prop,
+                            rsc_node *thrown) {
+  char buf[96];
+  int n = snprintf(buf, sizeof buf, "Cannot read properties of %s (reading '%s')",
+                   v->kind == RSC_NULL ? "null" : "undefined", prop);
+  char *m = rsc__strdup(d, buf, (size_t)n);
+  if (m) *thrown = rsc__type_error(d, m);
+  return false;
+}
+
 /* new Blob(model.slice(1), {type: model[0]}) as Node 20 runs it: each part
  * a Blob's or a buffer's bytes, or String(part) as a USVString
  * (jsstring.h); the type String(model[0]) lowercased, "" when undefined or
@@ -563,12 +580,8 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
   rsc_node *elements = NULL;
   switch (model.kind) {
   case RSC_ARRAY: break;
-  case RSC_NULL:
-    *thrown = rsc__type_error(d, "Cannot read properties of null (reading 'slice')");
-    return false;
-  case RSC_NONE: case RSC_UNDEFINED:
-    *thrown = rsc__type_error(d, "Cannot read properties of undefined (reading 'slice')");
-    return false;
+  case RSC_NULL: case RSC_NONE: case RSC_UNDEFINED:
+    return read_of_nullish(d, &model, "slice", thrown);
   case RSC_STRING: {
     /* String.prototype.slice(1) works; a string is no sequence of parts */
     size_t skip = model.len ? rsc__utf8_char_len((const uint8_t *)model.u.str, model.len, 0) : 0;
@@ -774,15 +787,7 @@ static bool not_an_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown) {
  * undefined entry throws, any other value reads its members (a
  * primitive has none here: undefined, both). */
 static bool form_data_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown) {
-  if (e->kind == RSC_NULL) {
-    *thrown = rsc__type_error(d, "Cannot read properties of null (reading '0')");
-    return false;
-  }
-  if (e->kind == RSC_UNDEFINED || e->kind == RSC_NONE) {
-    *thrown = rsc__type_error(d, "Cannot read properties of undefined (reading '0')");
-    return false;
-  }
-  return true;
+  return is_nullish(e) ? read_of_nullish(d, e, "0", thrown) : true;
 }
 
 /* new Map(model), new Set(model), createFormData for a model that is no
@@ -794,13 +799,8 @@ static bool form_data_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown)
 static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
                                 rsc_node *thrown) {
   uint8_t kind = map == MAP_MAP ? RSC_MAP : map == MAP_SET ? RSC_SET : RSC_FORMDATA;
-  bool nullish = model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE;
-  if (map == MAP_FORMDATA && nullish) {
-    *thrown = rsc__type_error(d, model.kind == RSC_NULL
-                                ? "Cannot read properties of null (reading 'length')"
-                                : "Cannot read properties of undefined (reading 'length')");
-    return false;
-  }
+  bool nullish = is_nullish(&model);
+  if (map == MAP_FORMDATA && nullish) return read_of_nullish(d, &model, "length", thrown);
   if (model.kind == RSC_STRING && model.len > 0 && map != MAP_FORMDATA) {
     const uint8_t *s = (const uint8_t *)model.u.str;
     size_t first = rsc__utf8_char_len(s, model.len, 0);
@@ -1066,12 +1066,8 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_ERROR_DEV: {
     /* resolveErrorDev reads errorInfo.name, then asks "cause" in errorInfo */
     switch (model.kind) {
-    case RSC_NULL:
-      *thrown = rsc__type_error(d, "Cannot read properties of null (reading 'name')");
-      return false;
-    case RSC_UNDEFINED: case RSC_NONE:
-      *thrown = rsc__type_error(d, "Cannot read properties of undefined (reading 'name')");
-      return false;
+    case RSC_NULL: case RSC_UNDEFINED: case RSC_NONE:
+      return read_of_nullish(d, &model, "name", thrown);
     case RSC_STRING: case RSC_NUMBER: case RSC_BOOL: case RSC_BIGINT: case RSC_SYMBOL:
       return error_with_value(d, "Cannot use 'in' operator to search for 'cause' in ", &model, "",
                               thrown);
@@ -1110,12 +1106,7 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_SERVER_REF: {
     /* loadServerReference reads metaData.id: a TypeError on null and
      * undefined, null for an id that is no string */
-    if (model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
-      *thrown = rsc__type_error(d, model.kind == RSC_NULL
-                                  ? "Cannot read properties of null (reading 'id')"
-                                  : "Cannot read properties of undefined (reading 'id')");
-      return false;
-    }
+    if (is_nullish(&model)) return read_of_nullish(d, &model, "id", thrown);
     rsc_node id, bound = rsc__mk(RSC_UNDEFINED);
     if (!rsc__step(d, &model, (rsc_key){"id", 2}, &id) || id.kind != RSC_STRING) {
       *out = rsc__mk(RSC_NULL);
@@ -1138,12 +1129,7 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
      * here reads inherited properties); what JavaScript throws is. Module
      * exports, server actions and "$E" functions are functions, with a
      * prototype or not depending on the host: taken as fine. */
-    if (model.kind == RSC_NULL || model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
-      *thrown = rsc__type_error(d, model.kind == RSC_NULL
-                                  ? "Cannot read properties of null (reading 'prototype')"
-                                  : "Cannot read properties of undefined (reading 'prototype')");
-      return false;
-    }
+    if (is_nullish(&model)) return read_of_nullish(d, &model, "prototype", thrown);
     *out = rsc__mk(RSC_UNDEFINED);
     if (model.kind == RSC_CLIENT_REF || model.kind == RSC_SERVER_REF || model.kind == RSC_FUNCTION)
       return true;
