@@ -790,6 +790,26 @@ static bool form_data_entry(rsc_decoder *d, const rsc_node *e, rsc_node *thrown)
   return is_nullish(e) ? read_of_nullish(d, e, "0", thrown) : true;
 }
 
+/* A string's code points, each a string (a lone surrogate one of its own),
+ * as an array: what iterating a string yields. */
+static bool code_points(rsc_decoder *d, const rsc_node *str, rsc_node *out) {
+  const uint8_t *p = (const uint8_t *)str->u.str;
+  rsc_node *items = rsc__alloc_nodes(d, (size_t)str->len + 1);
+  if (!items) return false;
+  uint32_t n = 0;
+  for (size_t i = 0; i < str->len;) {
+    size_t k = rsc__utf8_char_len(p, str->len, i);
+    char *c = rsc__strdup(d, (const char *)p + i, k);
+    if (!c) return false;
+    items[n++] = rsc__str(RSC_STRING, c, k);
+    i += k;
+  }
+  *out = rsc__mk(RSC_ARRAY);
+  out->u.items = items;
+  out->len = n;
+  return true;
+}
+
 /* new Map(model), new Set(model), createFormData for a model that is no
  * array, as JavaScript runs them: null and undefined give empty Maps and
  * Sets (FormData reads model.length and throws); a string is iterated by
@@ -810,19 +830,11 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
       rsc_node cn = rsc__str(RSC_STRING, c, first);
       return not_an_entry(d, &cn, thrown);
     }
-    rsc_node *items = rsc__alloc_nodes(d, (size_t)model.len + 1);
-    if (!items) return false;
-    uint32_t n = 0;
-    for (size_t i = 0; i < model.len;) {
-      size_t k = rsc__utf8_char_len(s, model.len, i);
-      char *c = rsc__strdup(d, (const char *)s + i, k);
-      if (!c) return false;
-      items[n++] = rsc__str(RSC_STRING, c, k);
-      i += k;
-    }
+    rsc_node points;
+    if (!code_points(d, &model, &points)) return false;
     *out = rsc__mk(RSC_SET);
-    out->u.items = items;
-    out->len = dedupe(d, items, n, 1);
+    out->u.items = points.u.items;
+    out->len = dedupe(d, points.u.items, points.len, 1);
     return true;
   }
   if (nullish || map == MAP_FORMDATA || model.kind == RSC_STRING) {
@@ -932,19 +944,8 @@ static bool iterated_items(rsc_decoder *d, const rsc_node *model, rsc_node *out,
   size_t n = 0;
   rsc_node *items = NULL;
   switch (model->kind) {
-  case RSC_STRING: {
-    const uint8_t *p = (const uint8_t *)model->u.str;
-    items = rsc__alloc_nodes(d, (size_t)model->len + 1);
-    if (!items) return false;
-    for (size_t i = 0; i < model->len;) {
-      size_t k = rsc__utf8_char_len(p, model->len, i);
-      char *c = rsc__strdup(d, (const char *)p + i, k);
-      if (!c) return false;
-      items[n++] = rsc__str(RSC_STRING, c, k);
-      i += k;
-    }
-    break;
-  }
+  case RSC_STRING:
+    return code_points(d, model, out);
   case RSC_SET:
     n = model->len;
     items = rsc__alloc_nodes(d, n + 1);
