@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdio.h> /* snprintf: rsc__binary_elem_read */
 
 #include "rscflight.h"
 #include "arena.h"
@@ -381,6 +382,27 @@ static inline rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
 static inline size_t rsc__binary_elem_size(unsigned kind) {
   static const uint8_t size[] = {1, 1, 1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 1};
   return kind < sizeof size ? size[kind] : 1;
+}
+
+/* Element i of a typed array (kind below RSC_DATA_VIEW, not an
+ * ArrayBuffer) as JavaScript reads it: a number in *num, or, for
+ * BigInt64Array and BigUint64Array, the BigInt's decimal digits in big
+ * (returns their length; 0 for a number). */
+static inline int rsc__binary_elem_read(unsigned kind, const uint8_t *bytes, size_t i,
+                                        double *num, char big[24]) {
+  const uint8_t *e = bytes + i * rsc__binary_elem_size(kind);
+  switch (kind) {
+  case RSC_INT8: *num = (int8_t)e[0]; return 0;
+  case RSC_UINT8: case RSC_UINT8_CLAMPED: *num = e[0]; return 0;
+  case RSC_INT16: { int16_t x; memcpy(&x, e, 2); *num = x; return 0; }
+  case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); *num = x; return 0; }
+  case RSC_INT32: { int32_t x; memcpy(&x, e, 4); *num = x; return 0; }
+  case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); *num = x; return 0; }
+  case RSC_FLOAT32: { float x; memcpy(&x, e, 4); *num = x; return 0; }
+  case RSC_FLOAT64: memcpy(num, e, 8); return 0;
+  case RSC_BIGINT64: { int64_t x; memcpy(&x, e, 8); return snprintf(big, 24, "%lld", (long long)x); }
+  default: { uint64_t x; memcpy(&x, e, 8); return snprintf(big, 24, "%llu", (unsigned long long)x); }
+  }
 }
 
 /* A NUL-terminated arena copy. */

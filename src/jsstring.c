@@ -173,26 +173,13 @@ static bool put_typed_array(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v) {
   unsigned kind = v->sub;
   if (kind == RSC_ARRAY_BUFFER) return put_c(d, sb, "[object ArrayBuffer]");
   if (kind >= RSC_DATA_VIEW) return put_c(d, sb, "[object DataView]");
-  size_t w = rsc__binary_elem_size(kind), count = v->len / w;
-  const uint8_t *b = v->u.bytes;
+  size_t count = v->len / rsc__binary_elem_size(kind);
   for (size_t i = 0; i < count; i++) {
     if (i && !put(d, sb, ",", 1)) return false;
-    const uint8_t *e = b + i * w;
-    char buf[40];
-    int n = 0;
-    switch (kind) {
-    case RSC_INT8: n = snprintf(buf, sizeof buf, "%d", (int)(int8_t)e[0]); break;
-    case RSC_UINT8: case RSC_UINT8_CLAMPED: n = snprintf(buf, sizeof buf, "%u", (unsigned)e[0]); break;
-    case RSC_INT16: { int16_t x; memcpy(&x, e, 2); n = snprintf(buf, sizeof buf, "%d", (int)x); break; }
-    case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); n = snprintf(buf, sizeof buf, "%u", (unsigned)x); break; }
-    case RSC_INT32: { int32_t x; memcpy(&x, e, 4); n = snprintf(buf, sizeof buf, "%ld", (long)x); break; }
-    case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); n = snprintf(buf, sizeof buf, "%lu", (unsigned long)x); break; }
-    case RSC_FLOAT32: { float x; memcpy(&x, e, 4); n = (int)rsc__format_number((double)x, buf); break; }
-    case RSC_FLOAT64: { double x; memcpy(&x, e, 8); n = (int)rsc__format_number(x, buf); break; }
-    case RSC_BIGINT64: { int64_t x; memcpy(&x, e, 8); n = snprintf(buf, sizeof buf, "%lld", (long long)x); break; }
-    default: { uint64_t x; memcpy(&x, e, 8); n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x); break; }
-    }
-    if (!put(d, sb, buf, (size_t)n)) return false;
+    double num;
+    char big[24];
+    int len = rsc__binary_elem_read(kind, v->u.bytes, i, &num, big);
+    if (len ? !put(d, sb, big, (size_t)len) : !put_number(d, sb, num)) return false;
   }
   return true;
 }

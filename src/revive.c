@@ -899,38 +899,17 @@ static bool binary_element(rsc_decoder *d, const rsc_node *ta, size_t i, rsc_nod
   unsigned kind = ta->sub;
   *out = rsc__mk(RSC_UNDEFINED);
   if (kind == RSC_ARRAY_BUFFER || kind >= RSC_DATA_VIEW) return true;
-  size_t w = rsc__binary_elem_size(kind);
-  if (i >= ta->len / w) return true;
-  const uint8_t *e = ta->u.bytes + i * w;
-  double v;
-  switch (kind) {
-  case RSC_INT8: v = (int8_t)e[0]; break;
-  case RSC_UINT8: case RSC_UINT8_CLAMPED: v = e[0]; break;
-  case RSC_INT16: { int16_t x; memcpy(&x, e, 2); v = x; break; }
-  case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); v = x; break; }
-  case RSC_INT32: { int32_t x; memcpy(&x, e, 4); v = x; break; }
-  case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); v = x; break; }
-  case RSC_FLOAT32: { float x; memcpy(&x, e, 4); v = x; break; }
-  case RSC_FLOAT64: memcpy(&v, e, 8); break;
-  default: { /* BigInt64Array, BigUint64Array */
-    char buf[24];
-    int len;
-    if (kind == RSC_BIGINT64) {
-      int64_t x;
-      memcpy(&x, e, 8);
-      len = snprintf(buf, sizeof buf, "%lld", (long long)x);
-    } else {
-      uint64_t x;
-      memcpy(&x, e, 8);
-      len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
-    }
-    char *c = rsc__strdup(d, buf, (size_t)len);
-    if (!c) return false;
-    *out = rsc__str(RSC_BIGINT, c, (size_t)len);
+  if (i >= ta->len / rsc__binary_elem_size(kind)) return true;
+  double num;
+  char big[24];
+  int len = rsc__binary_elem_read(kind, ta->u.bytes, i, &num, big);
+  if (!len) {
+    *out = rsc__num(num);
     return true;
   }
-  }
-  *out = rsc__num(v);
+  char *c = rsc__strdup(d, big, (size_t)len);
+  if (!c) return false;
+  *out = rsc__str(RSC_BIGINT, c, (size_t)len);
   return true;
 }
 
