@@ -27,6 +27,17 @@ static void expect_dump_both(const char *in, const char *want) {
   expect_dump(in, strlen(in), RSC_OPT_DEV, want);
 }
 #define DUMP(in, want) expect_dump(in, sizeof(in) - 1, 0, want)
+
+/* A table case whose payload may hold NUL bytes (binary rows). */
+typedef struct sized_case {
+  const char *in;
+  size_t len;
+  const char *want;
+} sized_case;
+#define SIZED(in, want) {in, sizeof(in) - 1, want}
+static void expect_sized_cases(const sized_case *c, size_t n, uint32_t flags) {
+  for (size_t i = 0; i < n; i++) expect_dump(c[i].in, c[i].len, flags, c[i].want);
+}
 #define DUMP_DEV(in, want) expect_dump(in, sizeof(in) - 1, RSC_OPT_DEV, want)
 
 Test(revive, second_character_dispatch) {
@@ -264,8 +275,7 @@ Test(revive, map_and_set_keep_each_lazy_string_apart) {
  * iterated by code points, other values are not iterable with V8's words
  * for their type, a Map's entry may be any object, FormData reads
  * model.length and model[i][0], [1]. Every expected dump is React 19.3.1's
- * client's (a String Iterator, "$i" of a string, has no canonical form and
- * is left out). */
+ * client's ("$i" of a string: iterators_of_models_that_are_not_arrays). */
 Test(revive, collections_of_any_model_as_javascript_builds_them) {
   static const struct {
     const char *in, *want;
@@ -398,28 +408,25 @@ Test(revive, a_row_that_refers_to_itself) {
  * check; every expected dump is React 19.3.1's client's (its oracle reads
  * these iterators as it reads an array's). */
 Test(revive, iterators_of_models_that_are_not_arrays) {
-#define C(in, want) {in, sizeof(in) - 1, want}
-  static const struct { const char *in; size_t len; const char *want; } cases[] = {
-      C("0:\"$i1\"\n1:\"gamma\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
-      C("0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
+  static const sized_case cases[] = {
+      SIZED("0:\"$i1\"\n1:\"gamma\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
+      SIZED("0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
        "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",\"\xf0\x9f\x98\x80\",\"b\",\"\\ud800\"]}}"),
-      C("0:\"$i1\"\n1:\"\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[]}}"),
-      C("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
-      C("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
-      C("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
-      C("1:o2,\x01\x02" "0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
-      C("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff" "0:\"$i1\"\n",
+      SIZED("0:\"$i1\"\n1:\"\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[]}}"),
+      SIZED("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
+      SIZED("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
+      SIZED("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
+      SIZED("1:o2,\x01\x02" "0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
+      SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff" "0:\"$i1\"\n",
        "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"bigint\",\"v\":\"1\"},{\"$\":\"bigint\",\"v\":\"-1\"}]}}"),
-      C("1:A2,\x01\x02" "0:\"$i1\"\n",
+      SIZED("1:A2,\x01\x02" "0:\"$i1\"\n",
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
-      C("0:\"$i1\"\n1:\"$i2\"\n2:[1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"),
-      C("0:[\"$i1\",\"$1\"]\n1:\"$Q2\"\n2:[[{\"x\":1},\"$3\"]]\n3:[2]\n",
+      SIZED("0:\"$i1\"\n1:\"$i2\"\n2:[1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"),
+      SIZED("0:[\"$i1\",\"$1\"]\n1:\"$Q2\"\n2:[[{\"x\":1},\"$3\"]]\n3:[2]\n",
        "{\"ok\":[{\"$\":\"Iterator\",\"items\":[[{\"x\":1},[2]]]},{\"$\":\"Map\",\"entries\":[[{\"$\":\"ref\",\"to\":\"/ok/0/items/0/0\"},{\"$\":\"ref\",\"to\":\"/ok/0/items/0/1\"}]]}]}"),
-      C("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
+      SIZED("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
-#undef C
+  expect_sized_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
 
 /* new Map(model) and a FormData read each entry as entry[0], entry[1]: of
@@ -427,23 +434,20 @@ Test(revive, iterators_of_models_that_are_not_arrays) {
  * 64-bit kinds; undefined past its end or for an ArrayBuffer). Found by
  * mutated payloads; every expected dump is React 19.3.1's client's. */
 Test(revive, map_and_form_data_entries_that_are_typed_arrays) {
-#define C(in, want) {in, sizeof(in) - 1, want}
-  static const struct { const char *in; size_t len; const char *want; } cases[] = {
-      C("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
+  static const sized_case cases[] = {
+      SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
         "2:[\"text/plain\",\"$1\"]\n0:\"$K2\"\n",
         "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"t\",\"e\"],[\"1\",\"-1\"]]}}"),
-      C("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f" "2:[\"$1\"]\n0:\"$K2\"\n",
+      SIZED("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f" "2:[\"$1\"]\n0:\"$K2\"\n",
         "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"1.5\",\"Infinity\"]]}}"),
-      C("1:o3,abc2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,98]]}}"),
-      C("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
-      C("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00" "2:[\"$1\"]\n0:\"$Q2\"\n",
+      SIZED("1:o3,abc2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,98]]}}"),
+      SIZED("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
+      SIZED("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00" "2:[\"$1\"]\n0:\"$Q2\"\n",
         "{\"ok\":{\"$\":\"Map\",\"entries\":[[-1,1]]}}"),
-      C("1:A2,ab2:[\"$1\"]\n0:\"$Q2\"\n",
+      SIZED("1:A2,ab2:[\"$1\"]\n0:\"$Q2\"\n",
         "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"),
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
-#undef C
+  expect_sized_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
 
 /* The development client's "$Z" (resolveErrorDev) and "$P"
