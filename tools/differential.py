@@ -129,9 +129,8 @@ def uncaused(row):
     frozen by then), and errors become an AggregateError's, which throws
     when they name a row not there yet; rscflight revives the cause once
     and keeps no errors."""
-    colon = row.find(b":")
-    body = row[colon + 1:]
-    if colon < 0 or not body.startswith(b"{") or not (b'"cause"' in body or b'"errors"' in body):
+    rid, body = split_row(row)
+    if body is None or not body.startswith(b"{") or not (b'"cause"' in body or b'"errors"' in body):
         return row
     try:
         v = json.loads(body.decode("utf-8"))
@@ -141,12 +140,19 @@ def uncaused(row):
         return row
     v.pop("cause", None)
     v.pop("errors", None)
-    return row[:colon + 1] + json.dumps(v).encode() + (b"\n" if row.endswith(b"\n") else b"")
+    return rid + b":" + json.dumps(v).encode() + (b"\n" if row.endswith(b"\n") else b"")
+
+
+def split_row(row):
+    """A raw row's id bytes and what follows its colon (tag and body), or
+    (None, None) when it has no colon."""
+    colon = row.find(b":")
+    return (None, None) if colon < 0 else (row[:colon], row[colon + 1:])
 
 
 def debug_row(row):
-    colon = row.find(b":")
-    return colon >= 0 and row[colon + 1:colon + 2] == b"D"
+    body = split_row(row)[1]
+    return body is not None and body[:1] == b"D"
 
 
 def raw_rows(data):
@@ -482,12 +488,12 @@ def unnamed_module_rows(payload):
     """Ids of the I rows whose export name (metadata[2]) is no string."""
     ids = set()
     for row in raw_rows(payload):
-        colon = row.find(b":")
-        if colon < 0 or row[colon + 1:colon + 2] != b"I":
+        rid_text, body = split_row(row)
+        if body is None or body[:1] != b"I":
             continue
         try:
-            rid = int(row[:colon] or b"0", 16)
-            meta = json.loads(row[colon + 2:].decode("utf-8", "replace"))
+            rid = int(rid_text or b"0", 16)
+            meta = json.loads(body[1:].decode("utf-8", "replace"))
         except ValueError:
             continue
         # React revives the row first: a name "$..." (but "$$...") is no string then
