@@ -58,8 +58,10 @@ Outcomes:
                 throws so only when fed a row per network chunk, whole it
                 having lost the rest of a chunk before the row), never
                 settled the root (a forward reference answered by a text or
-                binary row, FLIGHT-PROTOCOL 3.5), hung, or decoded a value
-                the oracle's dumper cannot express or walk (too deep)
+                binary row, FLIGHT-PROTOCOL 3.5), hung, ran longer than
+                --react-timeout seconds on the payload (default 60: its
+                worker is killed and started again after it), or decoded a
+                value the oracle's dumper cannot express or walk (too deep)
 
 --known names the payloads whose difference is known and explained (one per
 line: the payload's SHA-1, then its reason); the exit status is 1 when a
@@ -80,6 +82,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -296,29 +299,70 @@ def network_chunks(p, split):
     return rows + ([rest] if rest else [])
 
 
+# React's client can spin for minutes on some hostile payloads (its
+# reference paths over huge or cyclic values); the worker is killed when one
+# payload has run this long, and that payload counts as React's failure
+REACT_TIMEOUT = 60.0
+
+
 def run_oracle(items, dev, split=None):
     """React's client on each payload: {key: oracle result}. split "byte":
-    fed one byte per network chunk; "rows": one row per network chunk."""
+    fed one byte per network chunk; "rows": one row per network chunk. A
+    payload React's client has not finished after REACT_TIMEOUT seconds gets
+    {"oracleError": "timeout ..."}, and the worker starts again after it."""
     if not items:
         return {}
+    results = {}
+    jobs = [{"key": key, "chunksBase64": [base64.b64encode(c).decode() for c in network_chunks(p, split)],
+             "allowPartial": partial, "split": split if split == "byte" else None}
+            for key, p, partial in items]
+    env = dict(os.environ, NODE_ENV="development" if dev else "production")
     with tempfile.TemporaryDirectory() as tmp:
-        jobs = [{"key": key, "chunksBase64": [base64.b64encode(c).decode() for c in network_chunks(p, split)],
-                 "allowPartial": partial, "split": split if split == "byte" else None}
-                for key, p, partial in items]
-        jobs_file, out_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "out.json")
-        with open(jobs_file, "w") as f:
-            json.dump(jobs, f)
-        env = dict(os.environ, NODE_ENV="development" if dev else "production")
-        # React logs what it throws on hostile payloads (and the oracle's own
-        # stack overflows); shown only if the worker fails
-        r = subprocess.run(["node", WORKER, "19.3.1", jobs_file, out_file], env=env,
-                           cwd=os.path.dirname(WORKER), timeout=3600, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            sys.stderr.write(r.stdout[-4000:] + r.stderr[-4000:])
-            raise SystemExit("differential: the oracle failed (exit %d)" % r.returncode)
-        with open(out_file) as f:
-            return json.load(f)["results"]
+        while jobs:
+            jobs_file, out_file, progress_file = (os.path.join(tmp, n) for n in
+                                                  ("jobs.json", "out.json", "progress.ndjson"))
+            with open(jobs_file, "w") as f:
+                json.dump(jobs, f)
+            open(progress_file, "w").close()
+            # React logs what it throws on hostile payloads (and the oracle's
+            # own stack overflows); shown only if the worker fails
+            with tempfile.TemporaryFile("w+") as log:
+                proc = subprocess.Popen(["node", WORKER, "19.3.1", jobs_file, out_file, progress_file],
+                                        env=env, cwd=os.path.dirname(WORKER), stdout=log, stderr=log,
+                                        text=True)
+                current, since, seen = None, time.monotonic(), 0
+                while True:
+                    try:
+                        rc = proc.wait(timeout=0.5)
+                    except subprocess.TimeoutExpired:
+                        rc = None
+                    with open(progress_file, "rb") as f:
+                        f.seek(seen)
+                        text = f.read()
+                    done_upto = text.rfind(b"\n") + 1  # whole lines only
+                    seen += done_upto
+                    # not splitlines: JSON text may hold U+2028 and the like
+                    for line in text[:done_upto].split(b"\n")[:-1]:
+                        rec = json.loads(line)
+                        if "start" in rec:
+                            current, since = rec["start"], time.monotonic()
+                        else:
+                            results[rec["key"]] = rec["result"]
+                            current = None
+                    if rc is not None:
+                        break
+                    if current is not None and time.monotonic() - since > REACT_TIMEOUT:
+                        proc.kill()
+                        proc.wait()
+                        results[current] = {"oracleError": "timeout: React's client ran more than %g s" % REACT_TIMEOUT}
+                        break
+                if rc not in (None, 0):
+                    log.seek(0)
+                    out = log.read()
+                    sys.stderr.write(out[-8000:])
+                    raise SystemExit("differential: the oracle failed (exit %d)" % rc)
+            jobs = [j for j in jobs if j["key"] not in results]
+    return results
 
 
 def ours(payload, dev, partial):
@@ -518,12 +562,16 @@ def read_known(path):
 
 
 def main(argv=None):
+    global REACT_TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*")
     ap.add_argument("--corpus", help="a fuzz corpus tarball (fuzz/replay.tar.xz)")
     ap.add_argument("--known", help="known differences (SHA-1 and reason per line)")
     ap.add_argument("--write-known", action="store_true", help="rewrite --known from this run")
     ap.add_argument("--report", help="write every outcome as JSON here")
+    ap.add_argument("--react-timeout", type=float, default=REACT_TIMEOUT, metavar="S",
+                    help="seconds React's client may take on one payload before it counts as failed "
+                         "(default %.0f)" % REACT_TIMEOUT)
     ap.add_argument("--show", type=int, default=10, help="differences to print (default 10)")
     ap.add_argument("--dev", action="store_true", help="decode the FILE arguments as development payloads")
     ap.add_argument("--permute", type=int, default=0, metavar="K",
@@ -536,6 +584,7 @@ def main(argv=None):
     ap.add_argument("--mutate", type=int, default=0, metavar="N",
                     help="also N generated payloads with one small mutation each (mutated)")
     args = ap.parse_args(argv)
+    REACT_TIMEOUT = args.react_timeout
 
     inputs = []
     if args.corpus:
