@@ -239,10 +239,9 @@ int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
 
 /* ---- listeners and the wake loop ---------------------------------------- */
 
-bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
-                       rsc_stream *s, rsc_chunk *target, rsc_node value) {
-  rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
-  if (!l) return false;
+/* Fills l and appends it to c's listeners. */
+static inline void listen(rsc_chunk *c, rsc_listener *l, uint8_t kind, rsc_ref *ref,
+                          rsc_stream *s, rsc_chunk *target, rsc_node value) {
   l->next = NULL;
   l->kind = kind;
   l->ref = ref;
@@ -252,6 +251,13 @@ bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
   if (c->tail) c->tail->next = l;
   else c->head = l;
   c->tail = l;
+}
+
+bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
+                       rsc_stream *s, rsc_chunk *target, rsc_node value) {
+  rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
+  if (!l) return false;
+  listen(c, l, kind, ref, s, target, value);
   return true;
 }
 
@@ -469,11 +475,16 @@ rsc_node rsc__wait_for_reference(rsc_decoder *d, rsc_chunk *c, rsc_ref *proto) {
       (proto->key_index == 4 || proto->key_index == 5))
     return rsc__mk(RSC_NULL);
   rsc_scope *h = rsc__current_scope_dep(d);
-  rsc_ref *ref = (rsc_ref *)rsc__alloc(d, sizeof *ref);
-  if (!h || !ref) return rsc__mk(RSC_NULL);
-  *ref = *proto;
-  ref->handler = h;
-  rsc__add_listener(d, c, LK_REF, ref, NULL, NULL, rsc__mk(RSC_NONE));
+  /* The reference and its first listener in one allocation (a reference
+   * may get more listeners later, on lazies its path meets). */
+  struct waiting {
+    rsc_listener l;
+    rsc_ref ref;
+  } *w = (struct waiting *)rsc__alloc(d, sizeof *w);
+  if (!h || !w) return rsc__mk(RSC_NULL);
+  w->ref = *proto;
+  w->ref.handler = h;
+  listen(c, &w->l, LK_REF, &w->ref, NULL, NULL, rsc__mk(RSC_NONE));
   return rsc__mk(RSC_NULL);
 }
 
@@ -496,10 +507,10 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
   /* From the root, a path that shares its prefix with the last one walked
    * resumes at the prefix's end (the path memo, revive.h). */
   const rsc_node root = value;
-  uint32_t n = ref->path_len;
+  uint32_t n = ref->path.n;
   bool hopped = false;
   memo_walk memo;
-  uint32_t i = rsc__memo_start(d, &memo, &root, ref->path, ref->path_pos, n, h, &value, NULL);
+  uint32_t i = rsc__memo_start(d, &memo, &root, &ref->path, ref->path_pos, h, &value, NULL);
   for (; i < n; i++) {
     lazy_hops hops = {NULL, 0, 0};
     uint32_t hop_count = 0;
@@ -539,7 +550,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     }
     if (hop_count) hopped = true;
     rsc_node tmp;
-    const rsc_node *at = rsc__step_at(d, &value, ref->path[i], &tmp);
+    const rsc_node *at = rsc__step_at(d, &value, rsc__path_key(&ref->path, i), &tmp);
     if (!at) {
       rsc__reject_reference(d, h, rsc__error_node(d, "Invalid reference.", NULL));
       return;
@@ -547,7 +558,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     rsc__memo_note(d, &memo, i, n, hop_count, &value, at, &tmp);
     value = *at;
   }
-  rsc__memo_finish(d, &memo, &root, ref->path, n, hopped);
+  rsc__memo_finish(d, &memo, &root, &ref->path, hopped);
   lazy_hops hops = {NULL, 0, 0};
   while (is_lazy(&value)) {
     rsc_chunk *rc = value.u.chunk;

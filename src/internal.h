@@ -151,6 +151,23 @@ typedef struct rsc_key {
   uint32_t n;
 } rsc_key;
 
+/* A reference's path: its keys after the id. Deduplicated objects come as
+ * runs of paths that differ in their last key only ("$0:props:users:3",
+ * "$0:props:users:4"), so the keys before the last are an array the paths
+ * of a run share (revive.c's split_path), and the last is the path's own. */
+typedef struct rsc_path {
+  const rsc_key *head;  /* keys 0 .. n-2                                    */
+  const char *last_s;   /* key n-1                                          */
+  uint32_t last_n;
+  uint32_t n;           /* keys in all; 0: none                             */
+} rsc_path;
+
+static inline rsc_key rsc__path_key(const rsc_path *p, uint32_t i) {
+  if (i + 1 < p->n) return p->head[i];
+  rsc_key k = {p->last_s, p->last_n};
+  return k;
+}
+
 /* React's InitializationReference: fill parent[key] once a chunk settles. */
 typedef struct rsc_ref {
   struct rsc_scope *handler;
@@ -158,8 +175,8 @@ typedef struct rsc_ref {
   rsc_node *tuple;        /* parentObject when it is an array (items), else NULL */
   int32_t key_index;      /* array index; -1 for object keys; -2 for root "" */
   uint8_t map;            /* ref_map                                        */
-  const rsc_key *path;    /* keys after the id                              */
-  uint32_t path_len, path_pos;
+  uint32_t path_pos;      /* the key the walk goes on from                  */
+  rsc_path path;
 } rsc_ref;
 
 /* React's InitializationHandler: a blocking scope (a chunk or an element). */
@@ -328,7 +345,7 @@ struct rsc_decoder {
     const char *text; /* the reference after "$", as split               */
     size_t last;      /* offset of its last ':'                           */
     size_t id_len;
-    const rsc_key *keys;
+    const rsc_key *head; /* its keys but the last (rsc_path.head)          */
     uint32_t n;       /* keys; 0: nothing cached                          */
   } split;
   /* what the walk under way notes for the memo: here, not on the C stack,

@@ -334,14 +334,16 @@ static size_t prefix_text_len(const rsc_key *path, uint32_t n) {
   return (size_t)(path[n - 1].s + path[n - 1].n - path[0].s);
 }
 
-uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
+uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_path *path,
                           const rsc_scope *h, rsc_node *value, bool *hopped) {
   const struct path_memo *m = &d->memo;
   uint32_t depth = m->depth;
-  if (!depth || n <= depth || memcmp(root, &m->root, sizeof *root) != 0) return 0;
-  /* The same text over the same span is the same keys: both split at ':'. */
-  size_t len = prefix_text_len(path, depth);
-  if (len != m->text_len || (path[0].s != m->text && memcmp(path[0].s, m->text, len) != 0))
+  if (!depth || path->n <= depth || memcmp(root, &m->root, sizeof *root) != 0) return 0;
+  /* The same text over the same span is the same keys: both split at ':'.
+   * (The prefix is keys 0 .. depth-1, all in path->head.) */
+  const rsc_key *head = path->head;
+  size_t len = prefix_text_len(head, depth);
+  if (len != m->text_len || (head[0].s != m->text && memcmp(head[0].s, m->text, len) != 0))
     return 0;
   for (uint32_t i = 0; i < depth; i++) {
     if (memcmp(m->slot[i], &m->seen[i], sizeof m->seen[i]) != 0) return 0;
@@ -358,15 +360,14 @@ uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_key *p
   return depth;
 }
 
-void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
-                      bool hopped) {
+void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_path *path, bool hopped) {
   struct path_memo *m = &d->memo;
   const struct path_notes *w = &d->notes;
-  uint32_t depth = n - 1;
+  uint32_t n = path->n, depth = n - 1;
   if (n < 2 || depth > RSC_MEMO_DEPTH) return;
   memcpy(&m->root, root, sizeof *root);
-  m->text = path[0].s;
-  m->text_len = prefix_text_len(path, depth);
+  m->text = path->head[0].s;
+  m->text_len = prefix_text_len(path->head, depth);
   memcpy(m->slot, w->slot, depth * sizeof *m->slot);
   memcpy(m->seen, w->seen, depth * sizeof *m->seen);
   memcpy(m->value, w->led, depth * sizeof *m->value);
@@ -1200,13 +1201,14 @@ static uint32_t find_colons(const char *s, size_t len, uint32_t *pos, uint32_t c
   return n;
 }
 
-/* Splits "id:k1:k2" into its keys (after the id). Deduplicated objects come
- * back as runs of paths that differ in their last key only, so a path that
- * repeats the last one up to its last ':' takes those keys from it (they
- * point into its text, which is the same and lives as long) and splits
- * only the rest. */
-static rsc_key *split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
-                           uint32_t *nkeys) {
+/* Splits "id:k1:k2" into its keys (after the id), in *path. Deduplicated
+ * objects come back as runs of paths that differ in their last key only,
+ * so a path that repeats the last one up to its last ':' takes its keys
+ * but the last from it: the same array (rsc_path.head), whose keys point
+ * into the earlier text (the same bytes, which live as long). Otherwise
+ * only the rest is split. false: a limit or out of memory (recorded). */
+static bool split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
+                       rsc_path *path) {
   struct split_cache *sc = &d->split;
   uint32_t small[16];
   uint32_t *pos = small;
@@ -1214,27 +1216,37 @@ static rsc_key *split_path(rsc_decoder *d, const char *ref, size_t len, size_t *
                  memcmp(ref, sc->text, sc->last + 1) == 0;
   size_t from = sharing ? sc->last + 1 : 0;
   uint32_t found = find_colons(ref + from, len - from, pos, 16);
+  memset(path, 0, sizeof *path);
+  if (sharing && !found) {
+    /* The common case of a run: only the last key is new. */
+    *id_len = sc->id_len;
+    path->head = sc->head;
+    path->last_s = ref + from;
+    path->last_n = (uint32_t)(len - from);
+    path->n = sc->n;
+    return true;
+  }
   /* Keys: the shared ones and the one the scan starts in, then one after
    * each colon found (without sharing, the first colon ends the id). */
   uint32_t shared = sharing ? sc->n - 1 : 0;
   uint32_t n = sharing ? shared + 1 + found : found;
   *id_len = sharing ? sc->id_len : found ? pos[0] : len;
-  *nkeys = 0;
-  if (!n) return NULL;
+  if (!n) return true;
   if (n > d->opt.limits.max_path_hops) {
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "reference path too long");
-    return NULL;
+    return false;
   }
   if (found > 16) {
     pos = (uint32_t *)rsc__alloc(d, found * sizeof *pos);
-    if (!pos) return NULL;
+    if (!pos) return false;
     (void)find_colons(ref + from, len - from, pos, found);
   }
+  /* All n keys, the last one included: the array is made once per run. */
   rsc_key *keys = (rsc_key *)rsc__alloc(d, n * sizeof *keys);
-  if (!keys) return NULL;
+  if (!keys) return false;
   uint32_t k = 0;
   if (sharing) {
-    memcpy(keys, sc->keys, shared * sizeof *keys);
+    memcpy(keys, sc->head, shared * sizeof *keys);
     k = shared;
     size_t end = found ? from + pos[0] : len;
     keys[k].s = ref + from;
@@ -1249,22 +1261,24 @@ static rsc_key *split_path(rsc_decoder *d, const char *ref, size_t len, size_t *
   if (found) sc->last = from + pos[found - 1];
   sc->text = ref;
   sc->id_len = *id_len;
-  sc->keys = keys;
+  sc->head = keys;
   sc->n = n;
-  *nkeys = n;
-  return keys;
+  path->head = keys;
+  path->last_s = keys[n - 1].s;
+  path->last_n = keys[n - 1].n;
+  path->n = n;
+  return true;
 }
 
 static rsc_node wait_on(rsc_decoder *d, rsc_chunk *c, const slot_ctx *sc, uint8_t map,
-                        const rsc_key *path, uint32_t path_len, uint32_t pos) {
+                        const rsc_path *path, uint32_t pos) {
   rsc_ref proto;
   memset(&proto, 0, sizeof proto);
   proto.slot = sc->slot;
   proto.tuple = sc->tuple;
   proto.key_index = sc->key_index;
   proto.map = map;
-  proto.path = path;
-  proto.path_len = path_len;
+  proto.path = *path;
   proto.path_pos = pos;
   return rsc__wait_for_reference(d, c, &proto);
 }
@@ -1317,9 +1331,9 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
                            uint8_t map, rsc_node *out, rsc_node *thrown, bool *hopped,
                            rsc_chunk **target) {
   size_t id_len;
-  uint32_t nkeys;
-  rsc_key *path = split_path(d, ref, len, &id_len, &nkeys);
-  if (d->err.code) return false;
+  rsc_path path;
+  if (!split_path(d, ref, len, &id_len, &path)) return false;
+  const uint32_t nkeys = path.n;
   rsc_chunk *c = rsc__get_chunk(d, rsc__parse_ref_id(ref, id_len));
   if (!c) return false;
   rsc__read_chunk(d, c);
@@ -1331,7 +1345,7 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
      * value resumes at the prefix's end (the path memo, revive.h). */
     rsc_node value = c->value;
     memo_walk memo;
-    uint32_t i = rsc__memo_start(d, &memo, &c->value, path, 0, nkeys, NULL, &value, hopped);
+    uint32_t i = rsc__memo_start(d, &memo, &c->value, &path, 0, NULL, &value, hopped);
     for (; i < nkeys; i++) {
       lazy_hops hops = {NULL, 0, 0};
       uint32_t hop_count = 0;
@@ -1347,7 +1361,7 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
           continue;
         case CS_BLOCKED:
         case CS_PENDING:
-          *out = wait_on(d, rc, sc, map, path, nkeys, i);
+          *out = wait_on(d, rc, sc, map, &path, i);
           return true;
         case CS_HALTED:
           *out = halted_dep(d);
@@ -1359,7 +1373,7 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
         }
       }
       rsc_node tmp;
-      const rsc_node *at = rsc__step_at(d, &value, path[i], &tmp);
+      const rsc_node *at = rsc__step_at(d, &value, rsc__path_key(&path, i), &tmp);
       if (!at) {
         *thrown = rsc__error_node(d, "Invalid reference.", NULL);
         return false;
@@ -1367,7 +1381,7 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
       rsc__memo_note(d, &memo, i, nkeys, hop_count, &value, at, &tmp);
       value = *at;
     }
-    rsc__memo_finish(d, &memo, &c->value, path, nkeys, *hopped);
+    rsc__memo_finish(d, &memo, &c->value, &path, *hopped);
     lazy_hops hops = {NULL, 0, 0};
     while (value.kind == RSC_LAZY) {
       rsc_chunk *rc = value.u.chunk;
@@ -1381,7 +1395,7 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
   }
   case CS_PENDING:
   case CS_BLOCKED:
-    *out = wait_on(d, c, sc, map, path, nkeys, 0);
+    *out = wait_on(d, c, sc, map, &path, 0);
     return true;
   case CS_HALTED:
     *out = halted_dep(d);

@@ -69,10 +69,9 @@ const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key,
  * to its fulfilled chunk's value. rsc__memo_resume returns the keys it
  * skipped (0: walk from the root), sets *value, and *hopped if a skipped
  * step went through a lazy. */
-uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
+uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_path *path,
                           const rsc_scope *h, rsc_node *value, bool *hopped);
-void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_key *path, uint32_t n,
-                      bool hopped);
+void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_path *path, bool hopped);
 
 /* A walk's part in the path memo, so that the walks that use it
  * (fulfillReference, getOutlinedModel) keep its rules in one place:
@@ -88,12 +87,13 @@ typedef struct memo_walk {
 } memo_walk;
 
 static inline uint32_t rsc__memo_start(rsc_decoder *d, memo_walk *w, const rsc_node *root,
-                                       const rsc_key *path, uint32_t from, uint32_t n,
+                                       const rsc_path *path, uint32_t from,
                                        const rsc_scope *h, rsc_node *value, bool *hopped) {
+  uint32_t n = path->n;
   w->on = from == 0 && n >= 2 && n - 1 <= RSC_MEMO_DEPTH && !d->plain_paths;
   w->gen = 0;
   if (!w->on) return from;
-  uint32_t i = rsc__memo_resume(d, root, path, n, h, value, hopped);
+  uint32_t i = rsc__memo_resume(d, root, path, h, value, hopped);
   w->on = i == 0; /* a resumed walk keeps the memo as it is */
   w->gen = ++d->notes.gen;
   return i;
@@ -115,8 +115,8 @@ static inline void rsc__memo_note(rsc_decoder *d, memo_walk *w, uint32_t i, uint
 }
 
 static inline void rsc__memo_finish(rsc_decoder *d, const memo_walk *w, const rsc_node *root,
-                                    const rsc_key *path, uint32_t n, bool hopped) {
-  if (w->on && d->notes.gen == w->gen) rsc__memo_record(d, root, path, n, hopped);
+                                    const rsc_path *path, bool hopped) {
+  if (w->on && d->notes.gen == w->gen) rsc__memo_record(d, root, path, hopped);
 }
 
 /* A lazy wrapper node around c. */

@@ -780,6 +780,9 @@ Test(revive, paths_sharing_a_prefix_read_like_paths_walked_whole) {
       NULL);
 }
 
+/* A path over the keys k[0, n): the keys but the last in k, the last apart. */
+#define P(keys, count) (&(rsc_path){(keys), (keys)[(count) - 1].s, (keys)[(count) - 1].n, (count)})
+
 /* The memo's own checks, which payloads hardly reach (slots on a path rarely
  * change once a walk could pass them): {"a":{"b":[10, lazy]}}, the memo
  * recorded for "a:b:*", then a slot on the way or a lazy's target changed. */
@@ -807,35 +810,35 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
   /* What a walk of "a:b:0" notes: the slots of a and b, values as read. */
   d->notes.slot[0] = &outer->val, d->notes.seen[0] = outer->val, d->notes.led[0] = outer->val;
   d->notes.slot[1] = &inner->val, d->notes.seen[1] = inner->val, d->notes.led[1] = inner->val;
-  rsc__memo_record(d, &root, path, 3, false);
+  rsc__memo_record(d, &root, P(path, 3), false);
   rsc_node v;
-  cr_expect_eq(rsc__memo_resume(d, &root, path, 3, NULL, &v, NULL), 2);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path, 3), NULL, &v, NULL), 2);
   cr_expect(v.kind == RSC_ARRAY && v.u.items == items);
-  cr_expect_eq(rsc__memo_resume(d, &root, path2, 3, NULL, &v, NULL), 0, "another prefix");
-  cr_expect_eq(rsc__memo_resume(d, &root, path, 2, NULL, &v, NULL), 0, "no key after it");
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path2, 3), NULL, &v, NULL), 0, "another prefix");
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path, 2), NULL, &v, NULL), 0, "no key after it");
   rsc_node other_root = root;
   other_root.len = 0;
-  cr_expect_eq(rsc__memo_resume(d, &other_root, path, 3, NULL, &v, NULL), 0, "another root");
+  cr_expect_eq(rsc__memo_resume(d, &other_root, P(path, 3), NULL, &v, NULL), 0, "another root");
   inner->val.len = 1; /* the slot of b now holds another value */
-  cr_expect_eq(rsc__memo_resume(d, &root, path, 3, NULL, &v, NULL), 0, "a changed slot");
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path, 3), NULL, &v, NULL), 0, "a changed slot");
   inner->val.len = 2;
-  cr_expect_eq(rsc__memo_resume(d, &root, path, 3, NULL, &v, NULL), 2);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path, 3), NULL, &v, NULL), 2);
   /* Through a lazy: "a:b:1:x" reads items[1], a lazy led to c's value. */
   const char text3[] = "0:a:b:1:x";
   rsc_key path3[4] = {{text3 + 2, 1}, {text3 + 4, 1}, {text3 + 6, 1}, {text3 + 8, 1}};
   d->notes.slot[2] = &items[1], d->notes.seen[2] = items[1], d->notes.led[2] = c->value;
-  rsc__memo_record(d, &root, path3, 4, true);
+  rsc__memo_record(d, &root, P(path3, 4), true);
   bool hopped = false;
-  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, NULL, &v, &hopped), 3);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), NULL, &v, &hopped), 3);
   cr_expect(v.kind == RSC_NUMBER && v.u.num == 7 && hopped);
   c->value = rsc__num(8); /* the lazy leads elsewhere now */
-  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, NULL, &v, NULL), 0, "a lazy led elsewhere");
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), NULL, &v, NULL), 0, "a lazy led elsewhere");
   c->value = rsc__num(7);
   c->state = CS_PENDING; /* a walk would wait on it */
-  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, NULL, &v, NULL), 0, "a lazy not fulfilled");
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), NULL, &v, NULL), 0, "a lazy not fulfilled");
   rsc_scope h = {0};
   h.chunk = c, h.value = rsc__num(7); /* the waiting reference's own chunk */
-  cr_expect_eq(rsc__memo_resume(d, &root, path3, 4, &h, &v, NULL), 3);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), &h, &v, NULL), 3);
   rsc_decoder_free(d);
 }
 
