@@ -514,7 +514,8 @@ def reason(e):
             return ("V8's legacy Date.parse (date text that is not ISO: \"2\" is Feb 01 2001) is "
                     "not implemented: String() of such a Date in a Blob part reads \"Invalid Date\" "
                     "(src/jsstring.h)")
-    if e["dev"] and isinstance(ours_v, dict) and ours_v.get("$") == "function":
+    if e["dev"] and (isinstance(ours_v, dict) and ours_v.get("$") == "function" or
+                     ptr.endswith("/$") and ours_v == "function"):  # the tag itself differs
         return ("deliberate: a development \"$E\" keeps its source as text; React's development "
                 "client evaluates it, and source that is no function (\"4\", \"\") gives its value")
     if '"$F' in e["payload_full"]:

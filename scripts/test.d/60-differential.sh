@@ -2,7 +2,8 @@
 # rscflight against React 19.3.1's own client, payload by payload, over the
 # kept fuzz corpus, the 19.3.1 fixtures with their rows shuffled 8 times
 # each, 12,000 random well-formed payloads, half of them development ones,
-# and 6,000 such payloads with one small mutation each (a row dropped,
+# and 12,000 such payloads with one small mutation each, half of them
+# development ones too (a row dropped,
 # repeated or moved, a "$" form or a reference changed, a byte replaced,
 # a row cut; tools/differential.py, tools/flightgen.py): a payload that decodes
 # differently and is not listed in tools/differential-known.txt fails the
@@ -21,6 +22,6 @@ if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
 fi
 PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
   --corpus fuzz/replay.tar.xz --permute 8 --generate 6000 --mutate 6000 --known tools/differential-known.txt
-# and 6,000 generated development payloads
+# and 6,000 generated development payloads, 6,000 mutated ones
 PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
-  --generate 6000 --generate-dev --seed 2 --known tools/differential-known.txt
+  --generate 6000 --generate-dev --mutate 6000 --seed 2 --known tools/differential-known.txt
