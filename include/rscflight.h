@@ -105,7 +105,8 @@ typedef struct rsc_limits {
   uint64_t max_row_bytes;   /* one row's payload; default 256 MiB           */
   uint64_t max_total_bytes; /* the whole stream; default unlimited (0)      */
   uint32_t max_depth;       /* JSON nesting per row; default 5000           */
-  uint64_t max_nodes;       /* values allocated in total; default 1 << 25   */
+  uint64_t max_nodes;       /* values allocated in total; default (0): 2^20
+                               plus 64 per byte read, at most 2^25           */
   uint32_t max_chunks;      /* entries in the chunk table; default 1 << 24  */
   uint32_t max_path_hops;   /* keys in one "$id:a:b" path; default 1024     */
 } rsc_limits;

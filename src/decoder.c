@@ -40,8 +40,17 @@ void *rsc__alloc_fail(rsc_decoder *d) {
   return NULL;
 }
 
+uint64_t rsc__node_cap(const rsc_decoder *d) {
+  if (d->opt.limits.max_nodes) return d->opt.limits.max_nodes;
+  const uint64_t most = (uint64_t)1 << 25, floor = (uint64_t)1 << 20;
+  uint64_t end = d->input_end < most ? d->input_end : most; /* no overflow */
+  uint64_t cap = floor + 64 * end;
+  return cap < most ? cap : most;
+}
+
 rsc_node *rsc__alloc_nodes_slow(rsc_decoder *d, size_t n) {
-  if (d->nodes > d->opt.limits.max_nodes) {
+  d->node_budget = rsc__node_cap(d);
+  if (d->nodes > d->node_budget) {
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "too many values");
     return NULL;
   }
@@ -76,11 +85,9 @@ void rsc_options_init(rsc_options *opt) {
 static void fill_limits(rsc_limits *l) {
   if (!l->max_row_bytes) l->max_row_bytes = (uint64_t)256 << 20;
   if (!l->max_depth) l->max_depth = 5000;
-  /* 2^25 values hold 512 MiB of nodes: a generous bound for real payloads
-   * (a React page is about one value per 8 bytes), and what stops copies
-   * that grow faster than the input ($Q, $W, $K, $B referenced many
-   * times, docs/hardening.md). */
-  if (!l->max_nodes) l->max_nodes = (uint64_t)1 << 25;
+  /* max_nodes stays 0 for its default, which grows with the input
+   * (rsc__node_cap): copies can grow faster than the input ($Q, $W, $K,
+   * $B referenced many times, docs/hardening.md). */
   if (!l->max_chunks) l->max_chunks = 1u << 24;
   if (!l->max_path_hops) l->max_path_hops = 1024;
 }
@@ -96,6 +103,7 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
    * ASLR); no global state, so decoders stay independent. */
   d->hash_seed = rsc__hash_final((uint64_t)(uintptr_t)d ^ (salt << 21) ^ 0x9E3779B97F4A7C15ull);
   d->marker = rsc__str(RSC_SYMBOL, rsc__element_symbol, sizeof(RSC_ELEMENT_SYMBOL) - 1);
+  d->node_budget = rsc__node_cap(d);
   d->closed_error = rsc__error_node(d, "Connection closed.", NULL);
   rsc_chunk *root = rsc__add_chunk(d, 0, CS_PENDING);
   return root && d->closed_error.kind == RSC_ERROR &&
@@ -603,6 +611,7 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   if (d->err.code) return d->err.code;
   d->row_offset = row->offset;
   d->row_id = row->id;
+  if (!row->partial) d->input_end = row->data_offset + row->len;
   uint8_t tag = row->tag;
   /* A development server's time-origin row: switch to development
    * semantics, unless something was already decoded the production way

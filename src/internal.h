@@ -283,6 +283,8 @@ struct rsc_decoder {
   bool closed;          /* React's response._closed                        */
   bool mode_locked;     /* something was decoded with the current semantics */
   uint64_t nodes;       /* values allocated (limit)                        */
+  uint64_t node_budget; /* values allowed for now (rsc__node_cap)           */
+  uint64_t input_end;   /* the end of the last whole row (rsc__node_cap)    */
   uint64_t hash_seed;   /* per decoder: duplicate-key tables (rsc__hash)   */
   rsc_frame *frame;
   void *json;           /* json_shim parser                                */
@@ -369,6 +371,15 @@ rsc_status rsc__fail(rsc_decoder *d, rsc_status code, uint64_t offset, int64_t r
 void *rsc__alloc_fail(rsc_decoder *d);
 rsc_node *rsc__alloc_nodes_slow(rsc_decoder *d, size_t n);
 
+/* The values a decode may allocate by now: max_nodes when the caller set
+ * it; by default (0) 2^20 plus 64 per byte of input up to the end of the
+ * last whole row, at most 2^25 (16 bytes a value). A few hundred bytes of
+ * references that copy what they name (a Blob of Blobs of one row doubles
+ * with each "$B") then stop at 16 MiB, not 512 MiB, while real pages (one
+ * value per 8 bytes) keep a 500-fold margin. Rows arrive in order, so the
+ * bound at any step does not depend on how the input was split into feeds. */
+uint64_t rsc__node_cap(const rsc_decoder *d);
+
 static inline void *rsc__alloc(rsc_decoder *d, size_t size) {
   void *p = rsc__arena_alloc(&d->arena, size);
   return p ? p : rsc__alloc_fail(d);
@@ -389,7 +400,7 @@ static inline void *rsc__alloc_bytes(rsc_decoder *d, size_t size) {
 /* Nodes, counted against the node limit. */
 static inline rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
   d->nodes += n;
-  if (d->nodes > d->opt.limits.max_nodes || n > ((size_t)1 << 40))
+  if (d->nodes > d->node_budget || n > ((size_t)1 << 40))
     return rsc__alloc_nodes_slow(d, n);
   return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
 }

@@ -17,7 +17,7 @@ void rsc__strbuf_free(rsc_decoder *d, rsc_strbuf *sb) {
 static bool room(rsc_decoder *d, rsc_strbuf *sb, size_t n) {
   if (sb->cap - sb->len >= n) return true;
   size_t want = sb->len + n;
-  uint64_t max = d->opt.limits.max_nodes, left = d->nodes < max ? max - d->nodes : 0;
+  uint64_t max = rsc__node_cap(d), left = d->nodes < max ? max - d->nodes : 0;
   if (want / sizeof(rsc_node) > left) {
     rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "too many values");
     return false;

@@ -605,8 +605,9 @@ Test(pathological, paths_into_a_wide_object_are_linear) {
 
 /* Each "$Q", "$W", "$K" and "$B" copies what it references, as React's
  * new Map(...) and new Blob(...) do: n references to one row of m entries
- * hold n * m values. The copies count against max_nodes (default 2^25),
- * which stops them. */
+ * hold n * m values. The copies count against max_nodes, which stops them;
+ * by default it grows with the input (rsc__node_cap: 2^20 values plus 64
+ * per byte read, at most 2^25). */
 Test(pathological, copies_count_against_the_node_limit) {
   buf b = {0};
   puts_(&b, "1:[");
@@ -625,9 +626,64 @@ Test(pathological, copies_count_against_the_node_limit) {
   cr_expect_str_eq(e.msg, "too many values");
   cr_expect(rsc_decoder_peak_memory(d) < ((size_t)64 << 20), "%zu", rsc_decoder_peak_memory(d));
   rsc_decoder_free(d);
-  /* Within the default limit it decodes. */
+  /* 8M values copied from 100 KB: past the default bound (80 a byte), and
+   * within a limit the caller sets. */
+  d = rsc_decode(b.p, b.len, NULL, &e);
+  cr_expect_eq(e.code, RSC_ERR_LIMIT);
+  cr_expect(rsc_decoder_peak_memory(d) < ((size_t)160 << 20), "%zu", rsc_decoder_peak_memory(d));
+  rsc_decoder_free(d);
+  opt.limits.max_nodes = (uint64_t)1 << 25;
+  d = rsc_decode(b.p, b.len, &opt, &e);
+  cr_expect_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
+  rsc_decoder_free(d);
+  /* Half the references, 4M values: within the default bound. */
+  b.len = 0;
+  puts_(&b, "1:[");
+  for (unsigned long i = 0; i < 2000; i++) putf(&b, i ? ",[%lu,0]" : "[%lu,0]", i);
+  puts_(&b, "]\n2:T10000,");
+  rep(&b, "x", 0x10000);
+  puts_(&b, "3:[\"text/plain\",\"$2\"]\n0:[");
+  for (unsigned long i = 0; i < 500; i++) puts_(&b, i ? ",\"$Q1\",\"$B3\"" : "\"$Q1\",\"$B3\"");
+  puts_(&b, "]\n");
   d = rsc_decode(b.p, b.len, NULL, &e);
   cr_expect_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
+  rsc_decoder_free(d);
+  free(b.p);
+}
+
+/* Found by fuzz_decode (a 10 s timeout under ASan): Blobs of the row that
+ * holds them. Each "$B1" waits for row 1, and each Blob made when it
+ * resolves copies the Blobs made before it: the bytes double with every
+ * reference, so 40 of them in 250 bytes asked for 2^40 times the text.
+ * The default node bound stopped them at 512 MiB (2.9 s, 693 MB resident);
+ * now it grows with the input, and they stop at 16 MiB. */
+Test(pathological, blobs_of_blobs_of_one_row_stop_early) {
+  buf b = {0};
+  puts_(&b, "1:[\"text/plain\",\"");
+  rep(&b, "x", 64);
+  puts_(&b, "\"");
+  for (int i = 0; i < 40; i++) puts_(&b, ",\"$B1\"");
+  puts_(&b, "]\n0:\"$1\"\n");
+  double t = now();
+  rsc_error e;
+  rsc_decoder *d = decode(&b, 0, 0, &e);
+  cr_expect_eq(e.code, RSC_ERR_LIMIT);
+  cr_expect_str_eq(e.msg, "too many values");
+  cr_expect_eq(e.row_id, 1);
+  cr_expect(rsc_decoder_peak_memory(d) < ((size_t)64 << 20), "%zu", rsc_decoder_peak_memory(d));
+  cr_expect(now() - t < 5.0, "%.2fs", now() - t);
+  rsc_decoder_free(d);
+  /* Three of them decode, as in React: each Blob holds "ab", the Blobs made
+   * before it and "null" for each slot still waiting (14, 24, 44 bytes). */
+  b.len = 0;
+  puts_(&b, "1:[\"t\",\"ab\",\"$B1\",\"$B1\",\"$B1\"]\n0:\"$1\"\n");
+  d = decode(&b, 0, 0, &e);
+  cr_assert_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
+  const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
+  cr_assert_eq(rsc_node_len(root), 5);
+  size_t n = 0;
+  const uint8_t *bytes = rsc_node_bytes(rsc_node_at(root, 4), &n);
+  cr_expect(bytes && n == 44 && memcmp(bytes, "ababnull", 8) == 0, "%zu", n);
   rsc_decoder_free(d);
   free(b.p);
 }
