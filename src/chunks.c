@@ -344,6 +344,10 @@ static void run_listeners(rsc_decoder *d, rsc_listener *list, rsc_node v, rsc_ch
   if (d->waking) return;
   d->waking = true;
   while (d->jobs_len > 0) {
+    if (d->err.code) { /* the decode has failed: nothing more to wake */
+      d->jobs_len = 0;
+      break;
+    }
     wake_job *top = &d->jobs[d->jobs_len - 1];
     rsc_listener *l = top->cur;
     if (!l) {
@@ -691,7 +695,9 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
       h->chunk = c;
     }
     rsc_listener *self = detach(c);
-    for (rsc_listener *l = self; l; l = l->next) {
+    /* A decoder error ends the decode: the listeners after it would only
+     * repeat the work that failed (each copying up to the limit). */
+    for (rsc_listener *l = self; l && !d->err.code; l = l->next) {
       if (l->kind == LK_REF) rsc__fulfill_reference(d, l->ref, json, c);
       else run_listener(d, l, json, c, false);
     }
