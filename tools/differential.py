@@ -59,7 +59,7 @@ Outcomes:
                 having lost the rest of a chunk before the row), never
                 settled the root (a forward reference answered by a text or
                 binary row, FLIGHT-PROTOCOL 3.5), hung, ran longer than
-                --react-timeout seconds on the payload (default 60: its
+                --react-timeout seconds on the payload (default 20: its
                 worker is killed and started again after it), or decoded a
                 value the oracle's dumper cannot express or walk (too deep)
 
@@ -302,7 +302,8 @@ def network_chunks(p, split):
 # React's client can spin for minutes on some hostile payloads (its
 # reference paths over huge or cyclic values); the worker is killed when one
 # payload has run this long, and that payload counts as React's failure
-REACT_TIMEOUT = 60.0
+REACT_TIMEOUT = 20.0
+REACT_MS = {}  # the longest React's client took on each payload, any split
 
 
 def run_oracle(items, dev, split=None):
@@ -348,6 +349,7 @@ def run_oracle(items, dev, split=None):
                             current, since = rec["start"], time.monotonic()
                         else:
                             results[rec["key"]] = rec["result"]
+                            REACT_MS[rec["key"]] = max(REACT_MS.get(rec["key"], 0), rec.get("ms", 0))
                             current = None
                     if rc is not None:
                         break
@@ -355,6 +357,7 @@ def run_oracle(items, dev, split=None):
                         proc.kill()
                         proc.wait()
                         results[current] = {"oracleError": "timeout: React's client ran more than %g s" % REACT_TIMEOUT}
+                        REACT_MS[current] = REACT_TIMEOUT * 1000
                         break
                 if rc not in (None, 0):
                     log.seek(0)
@@ -487,6 +490,11 @@ def reason(e):
             ptr.endswith("/async") and react_v == "<absent>"):
         return ("oracle: its module map rebuilds the reference from property keys (strings, "
                 "no fourth element) when it cannot match the I row; the dump keeps the row's")
+    if (ptr.rsplit("/", 1)[-1] in ("id", "chunks", "name") and isinstance(ours_v, str)
+            and re.search(rb'(^|\n)[^\n:]*:I\{', e["payload_bytes"])):
+        return ("deliberate: an I row whose metadata is an object ({id, chunks, name, async}, "
+                "React 18's webpack format) is read by its keys (src/decoder.c); React 19.3.1 "
+                "reads [id, chunks, name] by index and finds nothing")
     if ("Cannot convert object to primitive value" in
             error_messages(e["react_dump"], set()) - error_messages(e["ours_dump"], set())
             and b":I" in e["payload_bytes"]):
@@ -692,6 +700,12 @@ def main(argv=None):
                               if theirs.get(k)}
         report.append(entry)
 
+    slow = sorted(((REACT_MS.get(sha, 0), name) for sha, name, _, _, _ in unique), reverse=True)
+    slow = [(ms, name) for ms, name in slow if ms >= 2000]
+    if slow:
+        print("React's client took %.0f s on %d payloads of 2 s or more: %s" % (
+            sum(ms for ms, _ in slow) / 1000, len(slow),
+            ", ".join("%s %.1f s" % (name[:12], ms / 1000) for ms, name in slow[:5])))
     counts = {}
     for e in report:
         counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
