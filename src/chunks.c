@@ -240,8 +240,8 @@ int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
 /* ---- listeners and the wake loop ---------------------------------------- */
 
 /* Fills l and appends it to c's listeners. */
-static inline void listen(rsc_chunk *c, rsc_listener *l, uint8_t kind, rsc_ref *ref,
-                          rsc_stream *s, rsc_chunk *target, rsc_node value) {
+static inline void append_listener(rsc_chunk *c, rsc_listener *l, uint8_t kind, rsc_ref *ref,
+                                   rsc_stream *s, rsc_chunk *target, rsc_node value) {
   l->next = NULL;
   l->kind = kind;
   l->ref = ref;
@@ -257,7 +257,7 @@ bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
                        rsc_stream *s, rsc_chunk *target, rsc_node value) {
   rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
   if (!l) return false;
-  listen(c, l, kind, ref, s, target, value);
+  append_listener(c, l, kind, ref, s, target, value);
   return true;
 }
 
@@ -488,7 +488,7 @@ rsc_node rsc__wait_for_reference(rsc_decoder *d, rsc_chunk *c, rsc_ref *proto) {
   if (!h || !w) return rsc__mk(RSC_NULL);
   w->ref = *proto;
   w->ref.handler = h;
-  listen(c, &w->l, LK_REF, &w->ref, NULL, NULL, rsc__mk(RSC_NONE));
+  append_listener(c, &w->l, LK_REF, &w->ref, NULL, NULL, rsc__mk(RSC_NONE));
   return rsc__mk(RSC_NULL);
 }
 
