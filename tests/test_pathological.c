@@ -608,15 +608,22 @@ Test(pathological, paths_into_a_wide_object_are_linear) {
  * hold n * m values. The copies count against max_nodes, which stops them;
  * by default it grows with the input (rsc__node_cap: 2^20 values plus 64
  * per byte read, at most 2^25). */
+/* A Map row of 2,000 entries, a Blob of a 64 KB text row, and a root of
+ * refs references to each (about 82 KB, plus 14 bytes a pair). */
+static void copies_payload(buf *b, unsigned long refs) {
+  b->len = 0;
+  puts_(b, "1:[");
+  for (unsigned long i = 0; i < 2000; i++) putf(b, i ? ",[%lu,0]" : "[%lu,0]", i);
+  puts_(b, "]\n2:T10000,");
+  rep(b, "x", 0x10000);
+  puts_(b, "3:[\"text/plain\",\"$2\"]\n0:[");
+  for (unsigned long i = 0; i < refs; i++) puts_(b, i ? ",\"$Q1\",\"$B3\"" : "\"$Q1\",\"$B3\"");
+  puts_(b, "]\n");
+}
+
 Test(pathological, copies_count_against_the_node_limit) {
   buf b = {0};
-  puts_(&b, "1:[");
-  for (unsigned long i = 0; i < 2000; i++) putf(&b, i ? ",[%lu,0]" : "[%lu,0]", i);
-  puts_(&b, "]\n2:T10000,");
-  rep(&b, "x", 0x10000);
-  puts_(&b, "3:[\"text/plain\",\"$2\"]\n0:[");
-  for (unsigned long i = 0; i < 1000; i++) puts_(&b, i ? ",\"$Q1\",\"$B3\"" : "\"$Q1\",\"$B3\"");
-  puts_(&b, "]\n");
+  copies_payload(&b, 1000);
   rsc_options opt;
   rsc_options_init(&opt);
   opt.limits.max_nodes = 1 << 20;
@@ -637,14 +644,7 @@ Test(pathological, copies_count_against_the_node_limit) {
   cr_expect_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
   rsc_decoder_free(d);
   /* Half the references, 4M values: within the default bound. */
-  b.len = 0;
-  puts_(&b, "1:[");
-  for (unsigned long i = 0; i < 2000; i++) putf(&b, i ? ",[%lu,0]" : "[%lu,0]", i);
-  puts_(&b, "]\n2:T10000,");
-  rep(&b, "x", 0x10000);
-  puts_(&b, "3:[\"text/plain\",\"$2\"]\n0:[");
-  for (unsigned long i = 0; i < 500; i++) puts_(&b, i ? ",\"$Q1\",\"$B3\"" : "\"$Q1\",\"$B3\"");
-  puts_(&b, "]\n");
+  copies_payload(&b, 500);
   d = rsc_decode(b.p, b.len, NULL, &e);
   cr_expect_eq(e.code, RSC_OK, "%s", e.msg ? e.msg : "");
   rsc_decoder_free(d);
