@@ -320,15 +320,14 @@ def run_oracle(items, dev, split=None):
     env = dict(os.environ, NODE_ENV="development" if dev else "production")
     with tempfile.TemporaryDirectory() as tmp:
         while jobs:
-            jobs_file, out_file, progress_file = (os.path.join(tmp, n) for n in
-                                                  ("jobs.json", "out.json", "progress.ndjson"))
+            jobs_file, progress_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "progress.ndjson")
             with open(jobs_file, "w") as f:
                 json.dump(jobs, f)
             open(progress_file, "w").close()
             # React logs what it throws on hostile payloads (and the oracle's
             # own stack overflows); shown only if the worker fails
             with tempfile.TemporaryFile("w+") as log:
-                proc = subprocess.Popen(["node", WORKER, "19.3.1", jobs_file, out_file, progress_file],
+                proc = subprocess.Popen(["node", WORKER, "19.3.1", jobs_file, "--progress", progress_file],
                                         env=env, cwd=os.path.dirname(WORKER), stdout=log, stderr=log,
                                         text=True)
                 current, since, seen = None, time.monotonic(), 0
