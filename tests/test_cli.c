@@ -483,3 +483,59 @@ Test(extract, a_page_without_flight_data_is_refused) {
   cr_expect_eq(r.status, 2);
   free(r.out);
 }
+
+/* ---- bench ------------------------------------------------------------------- */
+
+/* Counts the occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  return n;
+}
+
+/* Lists of piece sizes and thread counts: one JSON record per pair, each
+ * naming its pair, with a time and as many decodes as it reports. */
+Test(bench, lists_give_one_record_per_pair, .timeout = 60) {
+  run_result r = run("bench --json --reuse --min-time 0.01 --chunk-size 0,64 --threads 1 "
+                     "--threads 2 shop.rsc");
+  cr_assert_eq(r.status, 0, "%s", r.out);
+  cr_assert_eq(count_of(r.out, "\"file\":\"shop.rsc\""), 4, "%s", r.out);
+  const char *pairs[] = {"\"threads\":1,\"chunk_size\":0}", "\"threads\":2,\"chunk_size\":0}",
+                         "\"threads\":1,\"chunk_size\":64}", "\"threads\":2,\"chunk_size\":64}"};
+  for (size_t i = 0; i < 4; i++) {
+    const char *rec = strstr(r.out, pairs[i]);
+    cr_assert_not_null(rec, "no %s in %s", pairs[i], r.out);
+    const char *start = rec;
+    while (start > r.out && *start != '{') start--;
+    double ns = -1;
+    size_t runs = 0;
+    const char *m = strstr(start, "\"median_ns\":");
+    const char *n = strstr(start, "\"runs\":");
+    cr_assert(m && m < rec && n && n < rec);
+    ns = strtod(m + 12, NULL);
+    runs = strtoul(n + 7, NULL, 10);
+    cr_assert(ns > 0, "median_ns %g in %s", ns, pairs[i]);
+    cr_assert(runs >= 5, "runs %zu in %s", runs, pairs[i]);
+  }
+  free(r.out);
+  /* The text form labels each line once there are several. */
+  r = run("bench --min-time 0.01 --chunk-size 0,4096 shop.rsc");
+  cr_assert_eq(r.status, 0);
+  cr_assert_eq(count_of(r.out, "(whole, 1 thread)"), 1, "%s", r.out);
+  cr_assert_eq(count_of(r.out, "(pieces of 4096 B, 1 thread)"), 1, "%s", r.out);
+  free(r.out);
+}
+
+Test(bench, bad_lists_are_usage_errors) {
+  const char *bad[] = {"--chunk-size 1,,2", "--chunk-size -1", "--chunk-size 4k",
+                       "--threads 0",       "--threads 65",    "--threads 1,2,",
+                       "--chunk-size ''",
+                       "--chunk-size 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "bench --min-time 0.01 %s shop.rsc 2>/dev/null", bad[i]);
+    run_result r = run(args);
+    cr_assert_eq(r.status, 2, "%s: exit %d", bad[i], r.status);
+    free(r.out);
+  }
+}

@@ -136,9 +136,10 @@ static void bench_help(FILE *f) {
           "Time full decodes of each FILE: bytes, median ns, MB/s, peak memory.\n"
           "\n"
           "options:\n"
-          "  --json             print a JSON list of {file,bytes,median_ns,mb_per_s,peak_bytes}\n"
+          "  --json             print a JSON list of {file,bytes,median_ns,mb_per_s,peak_bytes,\n"
+          "                     runs,threads,chunk_size}\n"
           "  --min-time S       time each file for at least S seconds (default 1)\n"
-          "  --chunk-size N     feed N bytes at a time\n"
+          "  --chunk-size N     feed N bytes at a time (0: the buffer whole, the default)\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
@@ -146,6 +147,10 @@ static void bench_help(FILE *f) {
           "  --threads N        N threads decode at once, batch after batch (each thread\n"
           "                     several decodes per batch); median_ns is the wall time\n"
           "                     of N concurrent decodes, mb_per_s the aggregate\n"
+          "                     --chunk-size and --threads take lists (4096,65536) or\n"
+          "                     repeat: every combination is timed in turns of about\n"
+          "                     2 ms in one process, one result each, so that their\n"
+          "                     ratios leave out what differs between processes\n"
           "  -h, --help         this help\n",
           prog);
 }
@@ -369,16 +374,34 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* --threads T: T threads decode the file at once, batch after batch; each
- * batch is timed from the barrier that starts it to the one that ends it.
- * A batch holds `reps` decodes per thread, so the barriers' wake-ups (tens
- * of microseconds on a VM) do not swamp small payloads. */
+/* What one timing measures: a piece size (0: the buffer whole) and a
+ * number of threads decoding at once. Several are timed in turns in one
+ * process (--chunk-size and --threads given more than once), so their
+ * ratios do not carry the differences between processes: on a VM one
+ * process's memory can copy at half the speed of the next one's. */
+typedef struct bench_config {
+  size_t chunk;
+  int threads;
+  size_t reps;     /* decodes per thread per batch (threads > 1)         */
+  double *t;       /* samples: ns per decode (per decode round if > 1)   */
+  size_t n, cap;
+  size_t runs;     /* decodes by the timing thread                       */
+  size_t peak;     /* peak bytes of one decode at this piece size        */
+} bench_config;
+
+#define BENCH_MAX_CONFIGS 16
+
+/* Threads past the first wait at the start barrier for a batch; `active`
+ * of them (the timing thread counted) decode `reps` times each, then all
+ * meet at the end barrier. The fields are set before the start barrier,
+ * which orders them for the workers. */
 typedef struct bench_pool {
   const char *buf;
   size_t len, chunk;
   uint32_t flags;
-  bool reuse;
-  size_t batches, reps;
+  bool reuse, stop;
+  int active;
+  size_t reps;
   pthread_barrier_t start, end;
   int ok;
 } bench_pool;
@@ -391,49 +414,204 @@ static void decode_reps(bench_pool *p, rsc_decoder **keep) {
     if (!decode_timed(p->buf, p->len, &opt, p->chunk, p->reuse ? keep : NULL)) p->ok = 0;
 }
 
+typedef struct bench_worker_arg {
+  bench_pool *pool;
+  int index;
+} bench_worker_arg;
+
 static void *bench_worker(void *arg) {
-  bench_pool *p = arg;
+  bench_worker_arg *w = arg;
+  bench_pool *p = w->pool;
   rsc_decoder *keep = NULL;
-  for (size_t i = 0; i < p->batches; i++) {
+  for (;;) {
     pthread_barrier_wait(&p->start);
-    decode_reps(p, &keep);
+    if (p->stop) break;
+    if (w->index < p->active) decode_reps(p, &keep);
     pthread_barrier_wait(&p->end);
   }
   rsc_decoder_free(keep);
   return NULL;
 }
 
+static bool add_sample(bench_config *c, double ns) {
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 1024;
+    double *nt = realloc(c->t, cap * sizeof *nt);
+    if (!nt) return false;
+    c->t = nt;
+    c->cap = cap;
+  }
+  c->t[c->n++] = ns;
+  return true;
+}
+
+/* One decode with a counting allocator: the peak bytes at this piece size. */
+static bool measure_peak(const char *buf, size_t len, uint32_t flags, size_t chunk, size_t *peak,
+                         const char **msg) {
+  counter cnt = {0, 0};
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  opt.alloc.malloc = c_malloc;
+  opt.alloc.realloc = c_realloc;
+  opt.alloc.free = c_free;
+  opt.alloc.ctx = &cnt;
+  rsc_decoder *d = decode(buf, len, &opt, chunk);
+  bool ok = d && rsc_decoder_error(d)->code == RSC_OK;
+  *msg = d ? rsc_decoder_error(d)->msg : "out of memory";
+  rsc_decoder_free(d);
+  *peak = cnt.peak;
+  return ok;
+}
+
+/* Times every config on one file, in turns of about 2 ms each, until each
+ * has had min_time and at least 5 samples. A one-thread config samples
+ * each decode; a config of T threads samples batches (the wall time from
+ * the barrier that starts a batch to the one that ends it, per decode
+ * round), each batch `reps` decodes per thread so that the barriers'
+ * wake-ups (tens of microseconds on a VM) do not swamp small payloads. */
+static bool bench_file(const char *buf, size_t len, uint32_t flags, bool reuse, double min_time,
+                       bench_config *cfg, int ncfg) {
+  int max_threads = 1;
+  for (int i = 0; i < ncfg; i++)
+    if (cfg[i].threads > max_threads) max_threads = cfg[i].threads;
+  bench_pool pool = {buf, len, 0, flags, reuse, false, 1, 1, {{0}}, {{0}}, 1};
+  pthread_t th[64];
+  bench_worker_arg args[64];
+  if (max_threads > 1) {
+    pthread_barrier_init(&pool.start, NULL, (unsigned)max_threads);
+    pthread_barrier_init(&pool.end, NULL, (unsigned)max_threads);
+    for (int k = 1; k < max_threads; k++) {
+      args[k] = (bench_worker_arg){&pool, k};
+      if (pthread_create(&th[k], NULL, bench_worker, &args[k]) != 0) {
+        /* The threads already started wait at a barrier that cannot fill. */
+        fprintf(stderr, "%s: bench: cannot start thread %d\n", prog, k + 1);
+        exit(1);
+      }
+    }
+  }
+  rsc_decoder *keep = NULL;
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  /* Calibrate the batches: about 2 ms of decodes per thread. */
+  for (int i = 0; i < ncfg; i++) {
+    pool.chunk = cfg[i].chunk;
+    pool.reps = 1;
+    double t0 = now_ns();
+    decode_reps(&pool, &keep);
+    decode_reps(&pool, &keep);
+    double per = (now_ns() - t0) / 2;
+    if (per < 1) per = 1;
+    cfg[i].reps = per >= 2e6 ? 1 : (size_t)(2e6 / per);
+  }
+  const double turn_ns = 2e6;
+  double spent[BENCH_MAX_CONFIGS] = {0};
+  bool ok = true;
+  while (ok) {
+    bool done = true;
+    for (int i = 0; i < ncfg; i++)
+      if (cfg[i].n < 5 || spent[i] < min_time * 1e9) done = false;
+    if (done) break;
+    for (int i = 0; ok && i < ncfg; i++) {
+      bench_config *c = &cfg[i];
+      pool.chunk = c->chunk;
+      double start = now_ns();
+      if (c->threads == 1) {
+        double t1;
+        do {
+          double t0 = now_ns();
+          if (!decode_timed(buf, len, &opt, c->chunk, reuse ? &keep : NULL)) pool.ok = 0;
+          t1 = now_ns();
+          ok = add_sample(c, t1 - t0);
+          c->runs++;
+        } while (ok && t1 - start < turn_ns);
+      } else {
+        pool.active = c->threads;
+        pool.reps = c->reps;
+        pthread_barrier_wait(&pool.start);
+        decode_reps(&pool, &keep);
+        pthread_barrier_wait(&pool.end);
+        ok = add_sample(c, (now_ns() - start) / (double)pool.reps);
+        c->runs += pool.reps;
+      }
+      spent[i] += now_ns() - start;
+    }
+  }
+  if (max_threads > 1) {
+    pool.stop = true;
+    pthread_barrier_wait(&pool.start);
+    for (int k = 1; k < max_threads; k++) pthread_join(th[k], NULL);
+    pthread_barrier_destroy(&pool.start);
+    pthread_barrier_destroy(&pool.end);
+  }
+  rsc_decoder_free(keep);
+  return ok && pool.ok;
+}
+
+/* "  (pieces of N B, T threads)" for the text lines of several configs. */
+static const char *config_label(const bench_config *c) {
+  static char s[80];
+  if (c->chunk) snprintf(s, sizeof s, "  (pieces of %zu B, %d thread%s)", c->chunk, c->threads,
+                         c->threads == 1 ? "" : "s");
+  else snprintf(s, sizeof s, "  (whole, %d thread%s)", c->threads, c->threads == 1 ? "" : "s");
+  return s;
+}
+
+/* A list option given once or more: N, or N,M,... */
+static bool parse_list(const char *s, long long lo, long long hi, long long *out, int *n, int max) {
+  if (!*s) return false;
+  while (*s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v < lo || v > hi || *n >= max) return false;
+    out[(*n)++] = v;
+    if (*end == ',' && end[1]) end++;
+    else if (*end) return false;
+    s = end;
+  }
+  return true;
+}
+
 static int cmd_bench(int argc, char **argv) {
-  int json = 0, threads = 1;
+  int json = 0;
   bool reuse = false;
   double min_time = 1.0;
-  size_t chunk = 0;
+  long long chunks[BENCH_MAX_CONFIGS], threads[BENCH_MAX_CONFIGS];
+  int nchunks = 0, nthreads = 0;
   uint32_t flags = 0;
   int nfiles = 0;
   char **files = calloc((size_t)argc + 1, sizeof *files);
   if (!files) return 1;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
+    bool bad = false;
     if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
     else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
-    else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) chunk = (size_t)atoll(argv[++i]);
-    else if (strcmp(a, "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc)
+      bad = !parse_list(argv[++i], 0, (long long)1 << 40, chunks, &nchunks, BENCH_MAX_CONFIGS);
+    else if (strcmp(a, "--threads") == 0 && i + 1 < argc)
+      bad = !parse_list(argv[++i], 1, 64, threads, &nthreads, BENCH_MAX_CONFIGS);
     else if (strcmp(a, "--help") == 0) {
       free(files);
       return usage(stdout, 0);
-    } else if (a[0] == '-') {
+    } else if (a[0] == '-') bad = true;
+    else files[nfiles++] = argv[i];
+    if (bad) {
       free(files);
       return usage(stderr, 2);
-    } else files[nfiles++] = argv[i];
+    }
   }
-  if (nfiles == 0 || threads < 1 || threads > 64) {
+  if (!nchunks) chunks[nchunks++] = 0;
+  if (!nthreads) threads[nthreads++] = 1;
+  if (nfiles == 0 || nchunks * nthreads > BENCH_MAX_CONFIGS) {
     free(files);
     return usage(stderr, 2);
   }
-  int rc = 0;
+  int rc = 0, printed = 0;
   if (json) printf("[");
   for (int f = 0; f < nfiles; f++) {
     size_t len;
@@ -443,94 +621,39 @@ static int cmd_bench(int argc, char **argv) {
       rc = 1;
       continue;
     }
-    /* One decode first, with a counting allocator, for peak memory. */
-    counter cnt = {0, 0};
-    rsc_options opt;
-    rsc_options_init(&opt);
-    opt.flags = flags;
-    opt.alloc.malloc = c_malloc;
-    opt.alloc.realloc = c_realloc;
-    opt.alloc.free = c_free;
-    opt.alloc.ctx = &cnt;
-    rsc_decoder *d = decode(buf, len, &opt, chunk);
-    if (!d || rsc_decoder_error(d)->code) {
-      fprintf(stderr, "%s: %s: %s\n", prog, files[f], d ? rsc_decoder_error(d)->msg : "out of memory");
-      rsc_decoder_free(d);
-      free(buf);
-      rc = 1;
-      continue;
-    }
-    rsc_decoder_free(d);
-    double median;
-    size_t runs = 0;
-    if (threads == 1) {
-      size_t cap = 1024;
-      double *t = malloc(cap * sizeof *t);
-      double start = now_ns();
-      opt.alloc.malloc = NULL;
-      opt.alloc.realloc = NULL;
-      opt.alloc.free = NULL;
-      rsc_decoder *keep = NULL;
-      while (t && (runs < 5 || now_ns() - start < min_time * 1e9)) {
-        double t0 = now_ns();
-        decode_timed(buf, len, &opt, chunk, reuse ? &keep : NULL);
-        double t1 = now_ns();
-        if (runs == cap) {
-          double *nt = realloc(t, cap * 2 * sizeof *t);
-          if (!nt) break;
-          t = nt;
-          cap *= 2;
-        }
-        t[runs++] = t1 - t0;
+    bench_config cfg[BENCH_MAX_CONFIGS];
+    int ncfg = 0;
+    bool ok = true;
+    for (int c = 0; ok && c < nchunks; c++) {
+      size_t peak;
+      const char *msg;
+      /* One decode first, with a counting allocator, for peak memory. */
+      if (!measure_peak(buf, len, flags, (size_t)chunks[c], &peak, &msg)) {
+        fprintf(stderr, "%s: %s: %s\n", prog, files[f], msg);
+        ok = false;
       }
-      rsc_decoder_free(keep);
-      qsort(t, runs, sizeof *t, cmp_double);
-      median = runs ? t[runs / 2] : 0;
-      free(t);
-    } else {
-      /* Calibrate: a batch of about 2 ms (reps decodes per thread), and
-       * as many batches as fit in min_time (at least 5). */
-      bench_pool pool = {buf, len, chunk, flags, reuse, 0, 1, {{0}}, {{0}}, 1};
-      rsc_decoder *keep = NULL;
-      double t0 = now_ns();
-      decode_reps(&pool, &keep);
-      decode_reps(&pool, &keep);
-      double per = (now_ns() - t0) / 2;
-      if (per < 1) per = 1;
-      pool.reps = per >= 2e6 ? 1 : (size_t)(2e6 / per);
-      size_t batches = (size_t)(min_time * 1e9 / (per * (double)pool.reps)) + 1;
-      if (batches < 5) batches = 5;
-      double *t = malloc(batches * sizeof *t);
-      pool.batches = batches;
-      pthread_barrier_init(&pool.start, NULL, (unsigned)threads);
-      pthread_barrier_init(&pool.end, NULL, (unsigned)threads);
-      pthread_t th[64];
-      for (int k = 1; k < threads; k++) pthread_create(&th[k], NULL, bench_worker, &pool);
-      for (size_t i = 0; i < batches; i++) {
-        pthread_barrier_wait(&pool.start);
-        double b0 = now_ns();
-        decode_reps(&pool, &keep);
-        pthread_barrier_wait(&pool.end);
-        if (t) t[i] = (now_ns() - b0) / (double)pool.reps;
-      }
-      for (int k = 1; k < threads; k++) pthread_join(th[k], NULL);
-      pthread_barrier_destroy(&pool.start);
-      pthread_barrier_destroy(&pool.end);
-      rsc_decoder_free(keep);
-      runs = batches * pool.reps;
-      if (t) qsort(t, batches, sizeof *t, cmp_double);
-      median = t ? t[batches / 2] : 0; /* wall time of T concurrent decodes */
-      free(t);
-      if (!pool.ok) rc = 1;
+      for (int t = 0; ok && t < nthreads; t++)
+        cfg[ncfg++] = (bench_config){(size_t)chunks[c], (int)threads[t], 1, NULL, 0, 0, 0, peak};
     }
-    double mbps = median > 0 ? (double)threads * (double)len / (median / 1e9) / 1e6 : 0;
-    if (json)
-      printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,"
-             "\"peak_bytes\":%zu,\"runs\":%zu,\"threads\":%d}",
-             f ? "," : "", files[f], len, median, mbps, cnt.peak, runs, threads);
-    else
-      printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B\n", files[f], len, median, mbps,
-             cnt.peak);
+    if (ok && !bench_file(buf, len, flags, reuse, min_time, cfg, ncfg)) ok = false;
+    for (int i = 0; i < ncfg; i++) {
+      bench_config *c = &cfg[i];
+      if (ok) {
+        qsort(c->t, c->n, sizeof *c->t, cmp_double);
+        double median = c->n ? c->t[c->n / 2] : 0; /* per decode, or per decode round */
+        double mbps = median > 0 ? (double)c->threads * (double)len / (median / 1e9) / 1e6 : 0;
+        if (json)
+          printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,"
+                 "\"peak_bytes\":%zu,\"runs\":%zu,\"threads\":%d,\"chunk_size\":%zu}",
+                 printed++ ? "," : "", files[f], len, median, mbps, c->peak, c->runs, c->threads,
+                 c->chunk);
+        else
+          printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", files[f], len, median,
+                 mbps, c->peak, ncfg > 1 ? config_label(c) : "");
+      }
+      free(c->t);
+    }
+    if (!ok) rc = 1;
     free(buf);
   }
   if (json) printf("\n]\n");
