@@ -63,6 +63,14 @@ static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
   }
   return rsc__arena_alloc_slow(a, size);
 }
+/* rsc__arena_alloc, as if the arena had `aside` set for this request: one
+ * that does not fit while the head has RSC_ARENA_ASIDE bytes free gets a
+ * block of its own (which rsc__arena_shrink_last leaves as it is). */
+void *rsc__arena_alloc_aside(rsc_arena *a, size_t size);
+/* Bytes the head block can still hand out without a new block. */
+static inline size_t rsc__arena_room(const rsc_arena *a) {
+  return a->head ? a->head->size - a->head->used : 0;
+}
 void rsc__arena_free(rsc_arena *a);
 /* Empties the arena but keeps its blocks for the allocations that follow
  * (memory already touched: no page faults, no unmap). Blocks grown a step

@@ -399,16 +399,26 @@ struct string_region {
     if (p.doc.capacity() < want && p.doc.allocate(want)) return false;
     if (p.capacity() < want && p.allocate(want, p.max_depth())) return false;
     size_t cap = ((5 * len / 3 + SIMDJSON_PADDING) + 63) & ~size_t(63);
-    if (len >= BIG_ROW) {
+    if (len >= BIG_ROW || cap > rsc__arena_room(&j->d->strings)) {
       // Each string takes its text (no longer than in the row) plus a
       // 4-byte length and a NUL for its two quotes: len + 3 per string
       // bounds what simdjson writes. Counting the quotes is a fast pass;
       // on the 1 MB page it cuts the region from 5/3 of the row to 1.2.
+      // A row whose 5/3 bound does not fit in what is left of the block
+      // counts them too: the tighter bound may fit, and otherwise the
+      // rest of the block, left unused, is smaller.
       size_t quotes = count_quotes(data, len);
       size_t tight = ((len + 3 * (quotes / 2 + 1) + SIMDJSON_PADDING) + 63) & ~size_t(63);
       if (tight < cap) cap = tight;
     }
-    region = static_cast<uint8_t *>(rsc__arena_alloc(&j->d->strings, cap));
+    // A region that does not fit the rest of the block while that rest is
+    // worth keeping (1 KiB or more) gets a block of its own, at the tight
+    // bound; the small rows that follow go on filling the rest. Text and
+    // binary copies never do this (rsc__alloc_bytes): nothing small would
+    // fill the head behind them.
+    region = static_cast<uint8_t *>(cap > rsc__arena_room(&j->d->strings)
+                                        ? rsc__arena_alloc_aside(&j->d->strings, cap)
+                                        : rsc__arena_alloc(&j->d->strings, cap));
     if (!region) return false;
     theirs = p.doc.string_buf.release();
     p.doc.string_buf.reset(region);

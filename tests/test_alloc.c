@@ -379,6 +379,90 @@ Test(alloc, arena_without_aside_opens_a_new_head) {
   cr_expect_eq(c.live, 0);
 }
 
+/* rsc__arena_alloc_aside gives one request the aside placement on an arena
+ * without the switch (the string arena, for a JSON row's region). */
+Test(alloc, arena_alloc_aside_places_one_request_aside) {
+  counting c;
+  rsc_arena a;
+  arena_on(&a, &c);
+  void *first = rsc__arena_alloc_aside(&a, 16);
+  rsc_arena_block *head = a.head;
+  cr_assert(first && in_block(head, first), "a request that fits takes the head");
+  size_t room = rsc__arena_room(&a);
+  cr_assert_eq(room, head->size - head->used);
+  cr_assert_geq(room, RSC_ARENA_ASIDE);
+  void *big = rsc__arena_alloc_aside(&a, room + 16);
+  cr_assert(big);
+  cr_expect_eq(a.head, head, "the head stays");
+  cr_assert(head->prev && head->prev->aside && in_block(head->prev, big));
+  cr_expect_eq(rsc__arena_room(&a), room, "the head's room is untouched");
+  /* Shrinking it leaves the head as it is (it is not the head's). */
+  rsc__arena_shrink_last(&a, big, 8);
+  cr_expect_eq(rsc__arena_room(&a), room);
+  cr_expect(in_block(head, rsc__arena_alloc(&a, 32)), "small requests fill the head");
+  /* With less than RSC_ARENA_ASIDE left, a new head opens, as for any
+   * request. */
+  fill(&a, 1, rsc__arena_room(&a) - 512);
+  void *next = rsc__arena_alloc_aside(&a, 1024);
+  cr_assert(next);
+  cr_expect_neq(a.head, head);
+  cr_expect(in_block(a.head, next) && !a.head->aside);
+  rsc__arena_free(&a);
+  cr_expect_eq(c.live, 0);
+}
+
+/* The arena grows by an eighth of what it holds: what it holds and has
+ * not handed out stays within an eighth of it (plus the block headers). */
+Test(alloc, arena_holds_at_most_an_eighth_more_than_it_gave) {
+  counting c;
+  rsc_arena a;
+  arena_on(&a, &c);
+  size_t given = 0;
+  for (int i = 0; i < 200000; i++) {
+    cr_assert(rsc__arena_alloc(&a, 8));
+    given += 8;
+    size_t blocks = 0;
+    if (i % 997) continue;
+    for (rsc_arena_block *b = a.head; b; b = b->prev) blocks++;
+    cr_assert_leq(a.total - given, a.total / 8 + 4096 + blocks * (RSC_ARENA_HDR + 8),
+                  "%zu held for %zu given in %zu blocks", a.total, given, blocks);
+  }
+  rsc__arena_free(&a);
+}
+
+/* A JSON row too big for the rest of the string arena's block (the first,
+ * 4 KiB) gets a
+ * region of its own; the small rows after it go on filling that block
+ * (it was left behind, mostly empty: 4 KB of page-16k's 25 KB of strings). */
+Test(alloc, a_big_row_leaves_the_string_block_to_the_small_ones) {
+  char in[16384];
+  size_t len = 0;
+  len += (size_t)snprintf(in + len, sizeof in - len, "1:{\"a\":\"b\"}\n2:[");
+  for (int i = 0; i < 600; i++) len += (size_t)snprintf(in + len, sizeof in - len, "%s\"s%03d\"", i ? "," : "", i);
+  len += (size_t)snprintf(in + len, sizeof in - len, "]\n");
+  for (int i = 0; i < 40; i++) len += (size_t)snprintf(in + len, sizeof in - len, "%x:{\"k\":\"v%d\"}\n", i + 3, i);
+  len += (size_t)snprintf(in + len, sizeof in - len, "0:\"$2\"\n");
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert(d);
+  cr_assert_eq(rsc_decoder_feed(d, in, len), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  size_t plain = 0, aside = 0;
+  for (rsc_arena_block *b = d->strings.head; b; b = b->prev) {
+    if (b->aside) aside++;
+    else plain++;
+  }
+  cr_expect_eq(plain, 1, "the small rows share the first block");
+  cr_assert_eq(aside, 1, "the 600-string row has its own");
+  /* The aside region is the tight bound: the row's length plus 3 per
+   * string and the padding, not 5/3 of the row. */
+  size_t row = 2 + 600 * 7;
+  cr_assert(d->strings.head->prev && d->strings.head->prev->aside);
+  cr_expect_leq(d->strings.head->prev->size, row + 3 * 601 + 64 + 64);
+  rsc_decoder_free(d);
+}
+
 /* A decode that spread over several blocks leaves, at reset, one block's
  * worth for the next: the blocks go back to the allocator and the next
  * block holds all the last decode held, so the same allocations again
