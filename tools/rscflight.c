@@ -137,7 +137,9 @@ static void bench_help(FILE *f) {
           "\n"
           "options:\n"
           "  --json             print a JSON list of {file,bytes,median_ns,mb_per_s,peak_bytes,\n"
-          "                     runs,threads,chunk_size}\n"
+          "                     rss_growth_bytes,runs,threads,chunk_size}; rss_growth_bytes\n"
+          "                     is what the first file's first decode added to the\n"
+          "                     resident set (Linux; -1 otherwise, and for the rest)\n"
           "  --min-time S       time each file for at least S seconds (default 1)\n"
           "  --chunk-size N     feed N bytes at a time (0: the buffer whole, the default)\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
@@ -445,6 +447,33 @@ static bool add_sample(bench_config *c, double ns) {
   return true;
 }
 
+/* A field of /proc/self/status in bytes ("VmHWM:"), or -1 (not Linux). */
+static long long proc_status_bytes(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long long v = -1;
+  size_t n = strlen(field);
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, field, n) == 0) {
+      v = atoll(line + n) * 1024; /* "VmHWM:     1234 kB" */
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
+/* Starts counting the resident set's peak again from what is resident now
+ * (Linux: 5 to clear_refs resets VmHWM); false when it cannot. The peak
+ * from exec on (ru_maxrss) would not do: it counts the memory of the
+ * process that forked this one, before the exec. */
+static bool reset_rss_peak(void) {
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  bool ok = fputs("5", f) >= 0;
+  return fclose(f) == 0 && ok;
+}
+
 /* One decode with a counting allocator: the peak bytes at this piece size. */
 static bool measure_peak(const char *buf, size_t len, uint32_t flags, size_t chunk, size_t *peak,
                          const char **msg) {
@@ -624,6 +653,13 @@ static int cmd_bench(int argc, char **argv) {
     bench_config cfg[BENCH_MAX_CONFIGS];
     int ncfg = 0;
     bool ok = true;
+    /* What the first decode adds to the resident set, as the kernel counts
+     * it: it includes what the allocator hooks do not see (simdjson's
+     * parser buffers, libc's overhead). Only the first file's is clean:
+     * later ones reuse memory the earlier ones gave back to libc. */
+    long long rss_growth = -1;
+    bool rss_ok = f == 0 && reset_rss_peak();
+    long long rss0 = rss_ok ? proc_status_bytes("VmRSS:") : -1;
     for (int c = 0; ok && c < nchunks; c++) {
       size_t peak;
       const char *msg;
@@ -631,6 +667,10 @@ static int cmd_bench(int argc, char **argv) {
       if (!measure_peak(buf, len, flags, (size_t)chunks[c], &peak, &msg)) {
         fprintf(stderr, "%s: %s: %s\n", prog, files[f], msg);
         ok = false;
+      }
+      if (c == 0 && rss0 >= 0) {
+        long long hwm = proc_status_bytes("VmHWM:");
+        if (hwm >= rss0) rss_growth = hwm - rss0;
       }
       for (int t = 0; ok && t < nthreads; t++)
         cfg[ncfg++] = (bench_config){(size_t)chunks[c], (int)threads[t], 1, NULL, 0, 0, 0, peak};
@@ -644,9 +684,10 @@ static int cmd_bench(int argc, char **argv) {
         double mbps = median > 0 ? (double)c->threads * (double)len / (median / 1e9) / 1e6 : 0;
         if (json)
           printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,"
-                 "\"peak_bytes\":%zu,\"runs\":%zu,\"threads\":%d,\"chunk_size\":%zu}",
-                 printed++ ? "," : "", files[f], len, median, mbps, c->peak, c->runs, c->threads,
-                 c->chunk);
+                 "\"peak_bytes\":%zu,\"rss_growth_bytes\":%lld,\"runs\":%zu,\"threads\":%d,"
+                 "\"chunk_size\":%zu}",
+                 printed++ ? "," : "", files[f], len, median, mbps, c->peak,
+                 i == 0 ? rss_growth : -1, c->runs, c->threads, c->chunk);
         else
           printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", files[f], len, median,
                  mbps, c->peak, ncfg > 1 ? config_label(c) : "");
