@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "support.h"
 
@@ -517,6 +518,14 @@ Test(bench, lists_give_one_record_per_pair, .timeout = 60) {
     cr_assert(ns > 0, "median_ns %g in %s", ns, pairs[i]);
     cr_assert(runs >= 5, "runs %zu in %s", runs, pairs[i]);
   }
+  /* The resident-set growth comes with the first record only (Linux, when
+   * the peak can be reset); -1 elsewhere. */
+  const char *g = strstr(r.out, "\"rss_growth_bytes\":");
+  cr_assert_not_null(g, "%s", r.out);
+  long long first = strtoll(g + 19, NULL, 10);
+  if (access("/proc/self/clear_refs", W_OK) == 0)
+    cr_expect_gt(first, 0, "a decode adds to the resident set: %lld", first);
+  cr_expect_eq(count_of(r.out, "\"rss_growth_bytes\":-1,"), first < 0 ? 4 : 3, "%s", r.out);
   free(r.out);
   /* The text form labels each line once there are several. */
   r = run("bench --min-time 0.01 --chunk-size 0,4096 shop.rsc");
