@@ -118,17 +118,22 @@ static void *alloc_slow(rsc_arena *a, size_t size, bool aside) {
     b->prev = a->head;
     a->head = b;
     /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny:
-     * the next block is an eighth of what is held, so the arena holds at
-     * most 1.125x what it has handed out (a quarter, 1.25x, left the last
-     * block of a synthetic 100 KB payload 90 % empty, 35 KB; half of it,
-     * 1.5x, made peak memory 13% higher on pages of many small rows;
-     * doubling held up to 2x, and peak memory moved only when a payload
-     * crossed a power of two). A reused decoder is not slowed by the
-     * extra blocks: its reset makes one block of what the decode held. From 1 MiB on, blocks are whole
-     * huge pages: a fresh decoder of the 10 MB page took 2.5x longer when
-     * its blocks between 1 and 4 MiB faulted 4 KiB at a time. */
+     * below 2 MiB held the next block is an eighth of what is held, so
+     * the arena holds at most 1.125x what it has handed out (a quarter,
+     * 1.25x, left the last block of a synthetic 100 KB payload 90 % empty,
+     * 35 KB; half of it, 1.5x, made peak memory 13% higher on pages of
+     * many small rows; doubling held up to 2x, and peak memory moved only
+     * when a payload crossed a power of two). From 2 MiB on it is a
+     * quarter again: with an eighth, a new decoder per decode of the 10 MB
+     * page ran 1.2x slower, its many blocks under 1 MiB faulting 4 KiB at
+     * a time. A reused decoder is not slowed by the extra blocks: its
+     * reset makes one block of what the decode held. From 1 MiB on,
+     * blocks are whole huge pages: a fresh decoder of the 10 MB page took
+     * 2.5x longer when its blocks between 1 and 4 MiB faulted 4 KiB at a
+     * time. */
     size_t cap = block_cap(a);
-    if (a->total / 8 > a->next_size) a->next_size = a->total / 8;
+    size_t step = a->total < HUGE_BLOCK ? a->total / 8 : a->total / 4;
+    if (step > a->next_size) a->next_size = step;
     if (a->next_size >= HUGE_BLOCK / 2 && !a->max_block)
       a->next_size = (a->next_size + HUGE_BLOCK - 1) & ~(HUGE_BLOCK - 1);
     if (a->next_size > cap) a->next_size = cap;
