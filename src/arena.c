@@ -92,7 +92,7 @@ static size_t block_cap(const rsc_arena *a) {
   return a->max_block ? a->max_block : ((size_t)4 << 20);
 }
 
-static void *alloc_slow(rsc_arena *a, size_t size, bool aside) {
+void *rsc__arena_alloc_slow(rsc_arena *a, size_t size, bool aside) {
   size = rsc__arena_round(size);
   if (size == 0) size = RSC_ARENA_ALIGN;
   rsc_arena_block *b = a->head;
@@ -141,14 +141,6 @@ static void *alloc_slow(rsc_arena *a, size_t size, bool aside) {
   void *p = (char *)b + RSC_ARENA_HDR + b->used;
   b->used += size;
   return p;
-}
-
-void *rsc__arena_alloc_slow(rsc_arena *a, size_t size) { return alloc_slow(a, size, a->aside); }
-
-void *rsc__arena_alloc_aside(rsc_arena *a, size_t size) {
-  rsc_arena_block *b = a->head;
-  if (b && size && b->size - b->used >= rsc__arena_round(size)) return rsc__arena_alloc(a, size);
-  return alloc_slow(a, size, true);
 }
 
 static void free_chain(rsc_arena *a, rsc_arena_block *b) {

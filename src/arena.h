@@ -48,12 +48,16 @@ void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);
 static inline size_t rsc__arena_round(size_t size) {
   return (size + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1);
 }
-void *rsc__arena_alloc_slow(rsc_arena *a, size_t size);
+/* The slow path: a new block, or (aside) a block of its own behind the head. */
+void *rsc__arena_alloc_slow(rsc_arena *a, size_t size, bool aside);
 
 #define RSC_ARENA_HDR ((sizeof(rsc_arena_block) + 15) & ~(size_t)15)
 
-/* The common case inline: bump within the current block. */
-static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
+/* The common case inline: bump within the current block. A request that
+ * does not fit goes to a new block, or, with aside, while the head has
+ * RSC_ARENA_ASIDE bytes free, to a block of its own behind the head (which
+ * rsc__arena_shrink_last leaves as it is). */
+static inline void *rsc__arena_alloc_placed(rsc_arena *a, size_t size, bool aside) {
   size = rsc__arena_round(size);
   rsc_arena_block *b = a->head;
   if (b && size && b->size - b->used >= size) {
@@ -61,12 +65,16 @@ static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
     b->used += size;
     return p;
   }
-  return rsc__arena_alloc_slow(a, size);
+  return rsc__arena_alloc_slow(a, size, aside);
 }
-/* rsc__arena_alloc, as if the arena had `aside` set for this request: one
- * that does not fit while the head has RSC_ARENA_ASIDE bytes free gets a
- * block of its own (which rsc__arena_shrink_last leaves as it is). */
-void *rsc__arena_alloc_aside(rsc_arena *a, size_t size);
+/* As the arena's `aside` switch says. */
+static inline void *rsc__arena_alloc(rsc_arena *a, size_t size) {
+  return rsc__arena_alloc_placed(a, size, a->aside);
+}
+/* As if the switch were set, for this request (a JSON row's string region). */
+static inline void *rsc__arena_alloc_aside(rsc_arena *a, size_t size) {
+  return rsc__arena_alloc_placed(a, size, true);
+}
 /* Bytes the head block can still hand out without a new block. */
 static inline size_t rsc__arena_room(const rsc_arena *a) {
   return a->head ? a->head->size - a->head->used : 0;

@@ -399,7 +399,8 @@ struct string_region {
     if (p.doc.capacity() < want && p.doc.allocate(want)) return false;
     if (p.capacity() < want && p.allocate(want, p.max_depth())) return false;
     size_t cap = ((5 * len / 3 + SIMDJSON_PADDING) + 63) & ~size_t(63);
-    if (len >= BIG_ROW || cap > rsc__arena_room(&j->d->strings)) {
+    rsc_arena *strings = &j->d->strings;
+    if (len >= BIG_ROW || cap > rsc__arena_room(strings)) {
       // Each string takes its text (no longer than in the row) plus a
       // 4-byte length and a NUL for its two quotes: len + 3 per string
       // bounds what simdjson writes. Counting the quotes is a fast pass;
@@ -416,9 +417,7 @@ struct string_region {
     // bound; the small rows that follow go on filling the rest. Text and
     // binary copies never do this (rsc__alloc_bytes): nothing small would
     // fill the head behind them.
-    region = static_cast<uint8_t *>(cap > rsc__arena_room(&j->d->strings)
-                                        ? rsc__arena_alloc_aside(&j->d->strings, cap)
-                                        : rsc__arena_alloc(&j->d->strings, cap));
+    region = static_cast<uint8_t *>(rsc__arena_alloc_aside(strings, cap));
     if (!region) return false;
     theirs = p.doc.string_buf.release();
     p.doc.string_buf.reset(region);

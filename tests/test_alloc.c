@@ -330,6 +330,19 @@ static void fill(rsc_arena *a, int n, size_t size) {
   for (int i = 0; i < n; i++) cr_assert(rsc__arena_alloc(a, size));
 }
 
+/* p went to a block of its own behind the head, which stayed. */
+static void expect_set_aside(const rsc_arena *a, const rsc_arena_block *head, const void *p) {
+  cr_expect_eq(a->head, head, "the head stays");
+  cr_expect(!in_block(head, p));
+  cr_assert(head->prev && head->prev->aside && in_block(head->prev, p));
+}
+
+/* p opened a new head, an ordinary block. */
+static void expect_new_head(const rsc_arena *a, const rsc_arena_block *old_head, const void *p) {
+  cr_expect_neq(a->head, old_head);
+  cr_expect(in_block(a->head, p) && !a->head->aside);
+}
+
 Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
   counting c;
   rsc_arena a;
@@ -343,9 +356,7 @@ Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
   /* Too big for the room left: its own block, behind the head. */
   void *big = rsc__arena_alloc(&a, room + 16);
   cr_assert(big);
-  cr_expect_eq(a.head, head, "the head stays");
-  cr_expect(!in_block(head, big));
-  cr_assert(head->prev && head->prev->aside && in_block(head->prev, big));
+  expect_set_aside(&a, head, big);
   memset(big, 0xab, room + 16);
   /* The head's room still serves small requests. */
   void *small = rsc__arena_alloc(&a, 32);
@@ -373,8 +384,7 @@ Test(alloc, arena_without_aside_opens_a_new_head) {
   rsc_arena_block *head = a.head;
   void *big = rsc__arena_alloc(&a, head->size - head->used + 16);
   cr_assert(big);
-  cr_expect_neq(a.head, head);
-  cr_expect(in_block(a.head, big) && !a.head->aside);
+  expect_new_head(&a, head, big);
   rsc__arena_free(&a);
   cr_expect_eq(c.live, 0);
 }
@@ -393,8 +403,7 @@ Test(alloc, arena_alloc_aside_places_one_request_aside) {
   cr_assert_geq(room, RSC_ARENA_ASIDE);
   void *big = rsc__arena_alloc_aside(&a, room + 16);
   cr_assert(big);
-  cr_expect_eq(a.head, head, "the head stays");
-  cr_assert(head->prev && head->prev->aside && in_block(head->prev, big));
+  expect_set_aside(&a, head, big);
   cr_expect_eq(rsc__arena_room(&a), room, "the head's room is untouched");
   /* Shrinking it leaves the head as it is (it is not the head's). */
   rsc__arena_shrink_last(&a, big, 8);
@@ -405,8 +414,7 @@ Test(alloc, arena_alloc_aside_places_one_request_aside) {
   fill(&a, 1, rsc__arena_room(&a) - 512);
   void *next = rsc__arena_alloc_aside(&a, 1024);
   cr_assert(next);
-  cr_expect_neq(a.head, head);
-  cr_expect(in_block(a.head, next) && !a.head->aside);
+  expect_new_head(&a, head, next);
   rsc__arena_free(&a);
   cr_expect_eq(c.live, 0);
 }
@@ -431,9 +439,9 @@ Test(alloc, arena_holds_at_most_an_eighth_more_than_it_gave) {
 }
 
 /* A JSON row too big for the rest of the string arena's block (the first,
- * 4 KiB) gets a
- * region of its own; the small rows after it go on filling that block
- * (it was left behind, mostly empty: 4 KB of page-16k's 25 KB of strings). */
+ * 4 KiB) gets a region of its own; the small rows after it go on filling
+ * that block (it was left behind, mostly empty: 4 KB of page-16k's 25 KB
+ * of strings). */
 Test(alloc, a_big_row_leaves_the_string_block_to_the_small_ones) {
   char in[16384];
   size_t len = 0;
