@@ -221,6 +221,8 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   d->walk = keep.walk;
   d->walk_cap = keep.walk_cap;
   d->plain_paths = keep.plain_paths;
+  d->feeds = keep.feeds; /* counts on: what the JSON stage found ahead in a
+                            feed before the reset is never taken for a later one */
   if (!start_stream(d, keep.hash_seed)) {
     rsc__fail(d, RSC_ERR_NOMEM, 0, -1, "out of memory");
     return RSC_ERR_NOMEM;
@@ -760,8 +762,14 @@ __attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf
   rsc_error ferr = {RSC_OK, 0, -1, NULL};
   /* Bytes past the limit are not framed but may still be read ahead. */
   d->frame->slack = slack + (len - take);
+  /* The JSON stage may look ahead at the rows these bytes hold (batches,
+   * json_shim.cpp), while they are being framed and no longer. */
+  d->feed_begin = (const uint8_t *)buf;
+  d->feed_end = (const uint8_t *)buf + take;
+  d->feeds++;
   rsc_status st = take ? rsc__frame_feed(d->frame, (const uint8_t *)buf, take, on_row, d, &ferr)
                        : RSC_OK;
+  d->feed_begin = d->feed_end = NULL;
   d->frame->slack = 0;
   if (st != RSC_OK && d->err.code == RSC_OK)
     rsc__fail(d, ferr.code ? ferr.code : st, ferr.offset, ferr.row_id, ferr.msg);

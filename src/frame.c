@@ -47,20 +47,28 @@ void rsc__frame_free(rsc_frame *f) {
   leave_dest(f);
   rsc_alloc al = f->alloc;
   rsc__heap_free(&al, f->buf);
+  rsc__heap_free(&al, f->peeked);
   rsc__heap_free(&al, f);
 }
 
 void rsc__frame_reset(rsc_frame *f) {
   leave_dest(f);
-  rsc_frame keep = *f;
+  rsc_alloc alloc = f->alloc;
+  bool lenient = f->lenient;
+  uint64_t max_row_bytes = f->max_row_bytes, max_total = f->max_total;
+  uint8_t *buf = f->buf;
+  size_t buf_cap = f->buf_cap;
+  rsc_dest_fn dest_fn = f->dest_fn;
+  struct rsc_peeked *peeked = f->peeked;
   memset(f, 0, sizeof *f);
-  f->alloc = keep.alloc;
-  f->lenient = keep.lenient;
-  f->max_row_bytes = keep.max_row_bytes;
-  f->max_total = keep.max_total;
-  f->buf = keep.buf;
-  f->buf_cap = keep.buf_cap;
-  f->dest_fn = keep.dest_fn;
+  f->peeked = peeked;
+  f->alloc = alloc;
+  f->lenient = lenient;
+  f->max_row_bytes = max_row_bytes;
+  f->max_total = max_total;
+  f->buf = buf;
+  f->buf_cap = buf_cap;
+  f->dest_fn = dest_fn;
 }
 
 size_t rsc__frame_buffer_cap(const rsc_frame *f) { return f->in_dest ? f->own_cap : f->buf_cap; }
@@ -90,6 +98,45 @@ static void fast_update(rsc_frame *f) {
   f->fast_end = room ? f->buf_len + (size_t)room : 0;
   f->fast_mark = f->buf_len;
   f->fast_newline = newline;
+}
+
+const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, rsc_peek *row) {
+  size_t n = (size_t)(end - p);
+  uint64_t v;
+  size_t k = rsc__hex_prefix(p, n < 7 ? n : 7, &v);
+  if (k == 0 || k + 1 >= n || p[k] != ':') return NULL;
+  uint8_t c = p[++k];
+  if (is_length_tag(c)) {
+    size_t left = n - k - 1;
+    size_t d = rsc__hex_prefix(p + k + 1, left < 15 ? left : 15, &v);
+    if (d == 0 || d >= left || p[k + 1 + d] != ',') return NULL;
+    const uint8_t *data = p + k + 2 + d;
+    if (v > (uint64_t)(end - data)) return NULL;
+    row->tag = c;
+    row->data = data;
+    row->len = (size_t)v;
+    return data + v;
+  }
+  if (is_newline_tag(c)) k++;
+  else c = 0;
+  const uint8_t *nl = (const uint8_t *)memchr(p + k, '\n', n - k);
+  if (!nl) return NULL;
+  row->tag = c;
+  row->data = p + k;
+  row->len = (size_t)(nl - (p + k));
+  return nl + 1;
+}
+
+bool rsc__frame_remember_row(rsc_frame *f, const uint8_t *data, size_t len) {
+  if (!f->peeked) {
+    f->peeked = (struct rsc_peeked *)rsc__heap_alloc(&f->alloc, RSC_FRAME_PEEKS * sizeof *f->peeked);
+    if (!f->peeked) return false;
+  }
+  if (f->peeked_count < RSC_FRAME_PEEKS) {
+    f->peeked[f->peeked_count].data = data;
+    f->peeked[f->peeked_count++].nl = data + len;
+  }
+  return true;
 }
 
 bool rsc__frame_in_row(const rsc_frame *f) {
@@ -223,7 +270,9 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err) {
   rsc__frame_settle(f); /* before anything reads offset or row_length */
+  f->peeked_count = f->peeked_next = 0;
   rsc_status st = frame_feed(f, chunk, len, fn, ctx, err);
+  f->peeked_count = f->peeked_next = 0; /* they point into chunk */
   fast_update(f);
   return st;
 }
@@ -344,7 +393,9 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
     }
     case ROW_CHUNK_BY_NEWLINE: {
       const uint8_t *nl;
-      if (len - i <= 16) { /* small feeds: no call for a few bytes */
+      if (f->peeked_next < f->peeked_count && f->peeked[f->peeked_next].data == chunk + i) {
+        nl = f->peeked[f->peeked_next++].nl; /* found ahead: rsc__frame_peek */
+      } else if (len - i <= 16) { /* small feeds: no call for a few bytes */
         nl = NULL;
         for (size_t k = i; k < len; k++)
           if (chunk[k] == '\n') {

@@ -15,9 +15,16 @@
 
 #include "rscflight.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Bytes of readable memory guaranteed after a row's data when padded is
  * set (simdjson's SIMDJSON_PADDING is 64). */
 #define RSC_FRAME_PADDING 64
+
+/* Newline rows whose ends a framer remembers (rsc__frame_remember_row). */
+#define RSC_FRAME_PEEKS 256
 
 typedef struct rsc_row {
   int64_t id;          /* the row id (0 when empty)                        */
@@ -87,6 +94,13 @@ typedef struct rsc_frame {
                            sized to it (own_buf is the framer's)         */
   uint8_t *own_buf;
   size_t own_cap;
+  /* The ends of newline rows found ahead in the buffer being fed
+   * (rsc__frame_remember_row), in order: the framer takes a row's end from
+   * here when the row starts where the next one noted does, instead of
+   * scanning for its LF again (cleared as each feed starts and ends).
+   * Room for RSC_FRAME_PEEKS, allocated when first needed. */
+  struct rsc_peeked { const uint8_t *data, *nl; } *peeked;
+  uint32_t peeked_count, peeked_next;
 } rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */
@@ -125,6 +139,26 @@ bool rsc__frame_append_small(rsc_frame *f, const uint8_t *buf, size_t len);
 /* The same for a feed of any size inside a text or binary row that does
  * not end in it, when the row's buffer has room: one copy. */
 bool rsc__frame_append_length(rsc_frame *f, const uint8_t *buf, size_t len);
+/* A look at the row that starts at p, for the JSON stage's batches
+ * (json_shim.cpp): when the whole row lies before end, its tag (0 for a
+ * plain model row), data and length, and the byte after it (past the LF
+ * of a newline row); NULL for anything else (an id longer than 7 digits,
+ * a row that goes on past end). A guess ahead of the framer: the rows the
+ * framer hands out are what count, and the JSON stage checks each row it
+ * parses against the guess. */
+typedef struct rsc_peek {
+  uint8_t tag;
+  const uint8_t *data;
+  size_t len;
+} rsc_peek;
+const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, rsc_peek *row);
+/* Notes that the newline row whose data starts at data, in the buffer
+ * being fed, ends at data[len] (found by rsc__frame_peek): the framer
+ * then takes its end from here instead of scanning its bytes again. Rows
+ * are noted in order, at most RSC_FRAME_PEEKS a feed (the rest are
+ * scanned as usual). False when the allocator fails. */
+bool rsc__frame_remember_row(rsc_frame *f, const uint8_t *data, size_t len);
+
 /* Whether the stream ended in the middle of a row (React drops it). */
 bool rsc__frame_in_row(const rsc_frame *f);
 /* Total bytes fed. */
@@ -132,4 +166,7 @@ uint64_t rsc__frame_offset(const rsc_frame *f);
 /* The id of the row being read once its id is complete, else -1. */
 int64_t rsc__frame_row_id(const rsc_frame *f);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

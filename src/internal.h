@@ -298,6 +298,12 @@ struct rsc_decoder {
   uint32_t lazy_serial; /* "$L" strings made so far: each is its own lazy
                            object in React, one Map or Set key each (the
                            LAZY node's len; copies of a node share it)    */
+  /* The bytes being framed now (feed), or NULL: the JSON stage may look
+   * ahead at the rows they hold (json_shim.cpp, batches); feeds counts
+   * the feeds, so that nothing it found ahead outlives the feed. */
+  const uint8_t *feed_begin, *feed_end;
+  uint64_t feeds;
+  uint64_t batched_rows; /* rows whose stage 1 ran in a batch (tests)     */
   uint64_t row_offset;  /* offset of the row being processed              */
   int64_t row_id;
   rsc_node marker;      /* the element marker symbol                       */

@@ -40,6 +40,9 @@ void rsc__json_free(rsc_json *j);
 size_t rsc__json_capacity(const rsc_json *j);
 
 /* Parses data[0..len). padded: RSC_FRAME_PADDING readable bytes follow.
+ * A row inside the bytes being fed (the decoder's feed_begin..feed_end)
+ * may be stage-1 indexed with the model rows after it, in one pass
+ * (json_shim.cpp, batches).
  * elements: a production model row, whose element tuples with nothing else
  * to revive are built as elements already (rsc__plain_element). */
 json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len, bool padded,

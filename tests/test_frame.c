@@ -317,3 +317,67 @@ Test(frame, a_long_rows_buffer_waits_for_an_eighth_of_it) {
   rsc__frame_free(f);
   free(in);
 }
+
+/* rsc__frame_peek: the row at p when all of it lies before end. */
+Test(frame, peek_sees_whole_rows_only) {
+  static const char in[] = "1f:[1,2]\n2:T3,a\nb3:Hx\n4:{}";
+  const uint8_t *p = (const uint8_t *)in, *end = p + sizeof in - 1;
+  rsc_peek r;
+  const uint8_t *next = rsc__frame_peek(p, end, &r);
+  cr_assert(next);
+  cr_expect_eq(r.tag, 0);
+  cr_expect_eq(r.len, 5);
+  cr_expect(memcmp(r.data, "[1,2]", 5) == 0);
+  next = rsc__frame_peek(next, end, &r); /* a length row: no LF needed */
+  cr_assert(next);
+  cr_expect_eq(r.tag, 'T');
+  cr_expect_eq(r.len, 3);
+  cr_expect(memcmp(r.data, "a\nb", 3) == 0);
+  next = rsc__frame_peek(next, end, &r);
+  cr_assert(next);
+  cr_expect_eq(r.tag, 'H');
+  cr_expect(r.len == 1 && r.data[0] == 'x');
+  cr_expect_null(rsc__frame_peek(next, end, &r), "no LF: not whole");
+  static const char longer[] = "2:T9,abc\n12345678:[]\n";
+  cr_expect_null(rsc__frame_peek((const uint8_t *)longer, (const uint8_t *)longer + 8, &r),
+                 "a length past end");
+  cr_expect_null(rsc__frame_peek((const uint8_t *)longer + 9,
+                                 (const uint8_t *)longer + sizeof longer - 1, &r),
+                 "an id of 8 digits: left to the framer");
+}
+
+/* The framer takes the ends of rows peeked at in the buffer it is framing
+ * instead of scanning again, and only for the rows they belong to. */
+static int peek_rows;
+static rsc_frame *peek_frame;
+static const char peek_in[] = "1:[1]\n2:[22]\n3:T2,[45:[333]\n";
+static rsc_status peek_ahead(void *ctx, const rsc_row *row) {
+  static const char *want[] = {"[1]", "[22]", "[4", "[333]"};
+  (void)ctx;
+  cr_assert(peek_rows < 4);
+  cr_expect_eq(row->len, strlen(want[peek_rows]), "row %d", peek_rows);
+  cr_expect(memcmp(row->data, want[peek_rows], row->len) == 0, "row %d", peek_rows);
+  const uint8_t *end = (const uint8_t *)peek_in + sizeof peek_in - 1;
+  if (peek_rows == 0) { /* as the JSON stage does: the rows after this one */
+    rsc_peek r;
+    const uint8_t *p = row->data + row->len + 1;
+    while (p && p < end) {
+      p = rsc__frame_peek(p, end, &r);
+      if (p && r.tag == 0) cr_assert(rsc__frame_remember_row(peek_frame, r.data, r.len));
+    }
+    cr_expect_eq(peek_frame->peeked_count, 2, "newline rows only");
+  }
+  if (peek_rows == 3) cr_expect_eq(peek_frame->peeked_next, 2, "both taken");
+  peek_rows++;
+  return RSC_OK;
+}
+Test(frame, peeked_row_ends_are_taken_where_they_belong) {
+  peek_frame = rsc__frame_new(NULL, false, 1 << 20);
+  rsc_error err;
+  peek_rows = 0;
+  cr_expect_eq(rsc__frame_feed(peek_frame, (const uint8_t *)peek_in, sizeof peek_in - 1, peek_ahead,
+                               NULL, &err), RSC_OK);
+  cr_expect_eq(peek_rows, 4);
+  cr_expect_eq(peek_frame->peeked_count, 0, "cleared when the feed ends");
+  rsc__frame_free(peek_frame);
+}

@@ -874,3 +874,102 @@ Test(revive, a_byte_order_mark_is_dropped_per_row) {
   DUMP("1:T3,\xef\xbb\xbf" "0:\"$1\"\n", "{\"ok\":\"\"}");
   DUMP("0:\xef\xbb\xbf{\"a\":1}\n", "{\"ok\":{\"a\":1}}");
 }
+
+/* ---- JSON batches (json_shim.cpp) ---------------------------------------- */
+
+/* Rows that a feed holds whole are stage-1 indexed a run at a time; fed a
+ * byte at a time, no row lies whole in a feed and each is parsed alone. A
+ * row that is not a document of its own in the run (bad JSON, extra
+ * values, a value going on into the next row, bad UTF-8, what simdjson
+ * refuses) leaves the run and decodes as it would alone. */
+#define GOOD4 "1:[\"a\",1,{\"k\":[true,null]}]\n2:{\"x\":\"#\"}\n3:[\"$\",\"i\",null,{}]\n4:[]\n"
+#define GOOD4B "a:[\"b\"]\nb:{\"y\":[1,2]}\nc:[\"\\n#\\n\",\"q\\\"\"]\nd:[{}]\n"
+#define ROOT "0:[\"$L1\",\"$L2\",\"$L3\",\"$L4\",\"$L5\",\"$L6\",\"$La\",\"$Lb\",\"$Lc\",\"$Ld\"]\n"
+
+static void expect_batched_as_alone(const char *in, bool batches) {
+  size_t len = strlen(in);
+  rsc_decoder *whole = ts_decode(in, len, 0, 0);
+  rsc_decoder *bytes = ts_decode(in, len, 1, 0);
+  const rsc_error *a = rsc_decoder_error(whole), *b = rsc_decoder_error(bytes);
+  cr_expect_eq(a->code, b->code, "%s: code %d, alone %d", in, a->code, b->code);
+  cr_expect_eq(a->offset, b->offset, "%s", in);
+  cr_expect_eq(a->row_id, b->row_id, "%s", in);
+  char *da = ts_dump(whole), *db = ts_dump(bytes);
+  if (!a->code) cr_expect(da && db && strcmp(da, db) == 0, "%s:\n%s\nalone:\n%s", in, da, db);
+  cr_expect_eq(bytes->batched_rows, 0);
+  if (batches) cr_expect(whole->batched_rows >= 4, "%s: %llu rows batched", in,
+                         (unsigned long long)whole->batched_rows);
+  else cr_expect_eq(whole->batched_rows, 0, "%s", in);
+  rsc_free(da);
+  rsc_free(db);
+  rsc_decoder_free(whole);
+  rsc_decoder_free(bytes);
+}
+
+Test(batch, runs_of_rows_decode_as_rows_alone) {
+  /* Whether the run's rows still go through it: a byte that stage 1
+   * refuses (bad UTF-8, a line feed inside a string) stops the whole run,
+   * and its rows are parsed alone. */
+  static const struct { const char *row; bool batched; } middle[] = {
+      {"", true},                                      /* nothing odd        */
+      {"5:[\"abc]\n", false},                          /* an unclosed string */
+      {"5:[1] 2\n", true},                             /* a second value     */
+      {"5:[1]#\n", true},                              /* the separator byte */
+      {"5:[1,\n6:[2]]\n", true},                       /* a value over 2 rows */
+      {"5:{\"a\":\n6:{\"b\":1}}\n", true},
+      {"5:[\"\xff\"]\n", false},                        /* bad UTF-8: U+FFFD  */
+      {"5:[123456789012345678901234567890]\n", true},  /* past 2^64          */
+      {"5:[\"\\ud800\"]\n", true},                     /* a lone surrogate   */
+      {"5:[1e400]\n", true},
+      {"5:[\n", true},
+      {"5:[ 1 , 2 ]   \r\n6:{}\r\n", true},            /* spaces, CRLF       */
+      {"5:T3,a\"b6:[\"t\"]\n", true},                  /* text with a quote  */
+      {"5:I[\"m\",[],\"\"]\n", true},                  /* a tagged JSON row  */
+      {"5:\"s\"\n6:5\n", true},                        /* rows not batched   */
+  };
+  for (size_t i = 0; i < sizeof middle / sizeof *middle; i++) {
+    char in[1024];
+    snprintf(in, sizeof in, "%s%s%s%s", GOOD4, middle[i].row, GOOD4B, ROOT);
+    expect_batched_as_alone(in, middle[i].batched);
+  }
+}
+
+Test(batch, limits_and_errors_hold_in_a_run) {
+  /* Deeper than the depth limit in the middle of a run: the same error,
+   * at the same byte. */
+  char deep[4096];
+  int n = snprintf(deep, sizeof deep, "%s5:", GOOD4);
+  for (int k = 0; k < 300; k++) deep[n++] = '[';
+  for (int k = 0; k < 300; k++) deep[n++] = ']';
+  snprintf(deep + n, sizeof deep - n, "\n%s%s", GOOD4B, ROOT);
+  expect_batched_as_alone(deep, true);
+  /* A bad row id ahead of the run: the rows before it decode, then the
+   * framer's error. */
+  expect_batched_as_alone(GOOD4 GOOD4B "X:[1]\n" ROOT, true);
+  /* Three rows: too few for a run. */
+  expect_batched_as_alone("1:[1]\n2:[2]\n0:[\"$1\",\"$2\"]\n", false);
+}
+
+/* A decoder reset between two decodes of one buffer, and a feed that
+ * stops in the middle of a run (the rest comes in the next feed). */
+Test(batch, runs_never_outlive_their_feed) {
+  const char *in = GOOD4 GOOD4B ROOT;
+  size_t len = strlen(in);
+  rsc_decoder *alone = ts_decode(in, len, 1, 0);
+  char *want = ts_dump(alone);
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  for (int round = 0; round < 3; round++) {
+    size_t cut = round == 0 ? len : len / 3 + 7 * (size_t)round;
+    rsc_decoder_feed(d, in, cut);
+    rsc_decoder_feed(d, in + cut, len - cut);
+    rsc_decoder_finish(d);
+    char *got = ts_dump(d);
+    cr_expect(got && strcmp(got, want) == 0, "round %d cut %zu:\n%s", round, cut, got);
+    cr_expect(d->batched_rows > 0);
+    rsc_free(got);
+    rsc_decoder_reset(d);
+  }
+  rsc_decoder_free(d);
+  rsc_free(want);
+  rsc_decoder_free(alone);
+}
