@@ -100,7 +100,8 @@ static void fast_update(rsc_frame *f) {
   f->fast_newline = newline;
 }
 
-const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, rsc_peek *row) {
+const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_len,
+                               rsc_peek *row) {
   size_t n = (size_t)(end - p);
   uint64_t v;
   size_t k = rsc__hex_prefix(p, n < 7 ? n : 7, &v);
@@ -119,7 +120,8 @@ const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, rsc_peek *r
   }
   if (is_newline_tag(c)) k++;
   else c = 0;
-  const uint8_t *nl = (const uint8_t *)memchr(p + k, '\n', n - k);
+  size_t scan = n - k < max_len + 1 ? n - k : max_len + 1;
+  const uint8_t *nl = (const uint8_t *)memchr(p + k, '\n', scan);
   if (!nl) return NULL;
   row->tag = c;
   row->data = p + k;

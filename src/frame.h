@@ -143,7 +143,8 @@ bool rsc__frame_append_length(rsc_frame *f, const uint8_t *buf, size_t len);
  * (json_shim.cpp): when the whole row lies before end, its tag (0 for a
  * plain model row), data and length, and the byte after it (past the LF
  * of a newline row); NULL for anything else (an id longer than 7 digits,
- * a row that goes on past end). A guess ahead of the framer: the rows the
+ * a row that goes on past end, a newline row longer than max_len, which
+ * is not scanned further). A guess ahead of the framer: the rows the
  * framer hands out are what count, and the JSON stage checks each row it
  * parses against the guess. */
 typedef struct rsc_peek {
@@ -151,7 +152,8 @@ typedef struct rsc_peek {
   const uint8_t *data;
   size_t len;
 } rsc_peek;
-const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, rsc_peek *row);
+const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_len,
+                               rsc_peek *row);
 /* Notes that the newline row whose data starts at data, in the buffer
  * being fed, ends at data[len] (found by rsc__frame_peek): the framer
  * then takes its end from here instead of scanning its bytes again. Rows

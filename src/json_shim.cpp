@@ -498,15 +498,15 @@ static batch_row *batch_rows(rsc_json *j, const batch_row *first, uint32_t n) {
 // A batch from the row data[0..len) and the plain model rows that follow it
 // in the bytes being framed (text and binary rows between them are passed
 // over), when there are MIN_ROWS or more. Returns whether it made one.
-// (Called when the row and 5 bytes more lie in the bytes being fed.)
+// (Called when the bytes being fed hold the row and room for MIN_ROWS
+// rows of its size, batch_may_take: a small payload's last rows, which
+// could not make a run, are not looked at.)
 __attribute__((noinline)) static bool batch_start(rsc_json *j, const uint8_t *data, size_t len) {
   row_batch &b = j->batch;
   rsc_decoder *d = j->d;
   const uint8_t *end = d->feed_end;
   if (b.feed != d->feeds) b.cool = nullptr, b.feed = d->feeds;
-  if (data < b.cool || len > row_batch::ROW_MAX || (data[0] != '[' && data[0] != '{') ||
-      data[len] != '\n')
-    return false;
+  if (data < b.cool || (data[0] != '[' && data[0] != '{') || data[len] != '\n') return false;
   // The rows, found ahead (the first few here: nothing is allocated for a
   // run too short to batch).
   batch_row first[row_batch::MIN_ROWS];
@@ -518,7 +518,7 @@ __attribute__((noinline)) static bool batch_start(rsc_json *j, const uint8_t *da
   uint32_t passed = 0; // text and binary rows passed over since the last row
   while (n < row_batch::ROWS && passed <= row_batch::PASS_MAX) {
     rsc_peek r;
-    const uint8_t *after = rsc__frame_peek(p, end, &r);
+    const uint8_t *after = rsc__frame_peek(p, end, row_batch::ROW_MAX, &r);
     if (!after) break;
     if (r.tag == 0) {
       if (r.len == 0 || r.len > row_batch::ROW_MAX || (r.data[0] != '[' && r.data[0] != '{') ||
@@ -569,19 +569,26 @@ __attribute__((noinline)) static bool batch_start(rsc_json *j, const uint8_t *da
   return true;
 }
 
+// Whether data[0..len) may be in a batch: the batch under way (made in
+// this feed), or a row the bytes being fed hold whole with room for more
+// small rows after it (batch_start looks further). Inline: every row asks.
+static inline bool batch_may_take(const rsc_json *j, const uint8_t *data, size_t len) {
+  const row_batch &b = j->batch;
+  const rsc_decoder *d = j->d;
+  if (b.next < b.count && b.feed == d->feeds) return true;
+  return d->feed_end && data >= d->feed_begin && data < d->feed_end &&
+         len - 1 < row_batch::ROW_MAX && size_t(d->feed_end - data) >= row_batch::MIN_ROWS * (len + 4);
+}
+
 // Whether data[0..len) is the batch's next row, its document where it
 // should start (stage2_next goes on from there); a batch is started when
 // there is none. A row that is not the next ends the batch.
-static inline bool batch_take(rsc_json *j, const uint8_t *data, size_t len) {
+static bool batch_take(rsc_json *j, const uint8_t *data, size_t len) {
   row_batch &b = j->batch;
   const rsc_decoder *d = j->d;
   if (b.next >= b.count || b.feed != d->feeds) {
     b.count = b.next = 0; // none, or made in an earlier feed
-    // "\n0:[]" at least after the row, all in the bytes being fed
-    if (!d->feed_end || data < d->feed_begin || data >= d->feed_end || len == 0 ||
-        len > size_t(d->feed_end - data) || size_t(d->feed_end - data) - len < 5 ||
-        !batch_start(j, data, len))
-      return false;
+    if (!batch_start(j, data, len)) return false;
   }
   const batch_row &r = b.rows[b.next];
   auto &impl = *j->parser.implementation;
@@ -617,55 +624,93 @@ static bool batch_stage2(rsc_json *j) {
   return true;
 }
 
+static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t len,
+                                        bool padded, bool elements, rsc_node *out,
+                                        const char **msg);
+
+// The tape into nodes, the strings left where simdjson wrote them.
+__attribute__((always_inline)) static inline json_result convert(rsc_json *j, string_region &strings,
+                                                                bool elements, rsc_node *out) {
+  tape_converter c{j->d, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
+                   j->stack_cap};
+  c.elements = elements;
+  bool ok = c.run(out);
+  j->stack = c.stack;
+  j->stack_cap = c.cap;
+  strings.finish(c.strings_end());
+  if (!ok) return j->d->err.code == RSC_ERR_LIMIT ? JSON_LIMIT : JSON_NOMEM;
+  return JSON_OK;
+}
+
+// One row, one simdjson parse (inline in rsc__json_parse: most rows).
+__attribute__((always_inline)) static inline json_result parse_alone(
+    rsc_json *j, const uint8_t *data, size_t len, bool padded, bool elements, rsc_node *out,
+    const char **msg) {
+  const uint8_t *p = ensure_padded(j, data, len, padded);
+  if (!p) return JSON_NOMEM;
+  string_region strings{j};
+  if (!strings.install(data, len)) {
+    rsc__alloc_fail(j->d);
+    return JSON_NOMEM;
+  }
+  dom::element root;
+  error_code err = j->parser.parse(p, len, false).get(root);
+  if (err == UTF8_ERROR) {
+    // TextDecoder turns bad bytes into U+FFFD; do the same, then retry.
+    strings.finish(0);
+    size_t fixed_len = 0;
+    uint8_t *fixed = rsc__utf8_repair(j->d, data, len, &fixed_len);
+    if (!fixed) return JSON_NOMEM;
+    return rsc__json_parse(j, fixed, fixed_len, false, elements, out, msg);
+  }
+  if (err == DEPTH_ERROR) return JSON_LIMIT;
+  if (err == MEMALLOC) return JSON_NOMEM;
+  if (err) {
+    // Lone surrogates, big integers, 1e400 and real syntax errors: the
+    // fallback parser accepts what JSON.parse accepts and words the rest.
+    strings.finish(0);
+    return rsc__json_fallback(j->d, data, len, out, msg);
+  }
+  (void)root;
+  return convert(j, strings, elements, out);
+}
+
+static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t len,
+                                        bool padded, bool elements, rsc_node *out,
+                                        const char **msg) {
+  return parse_alone(j, data, len, padded, elements, out, msg);
+}
+
+// A row that may be in a batch (batch_may_take); parsed alone when it is not.
+__attribute__((noinline)) static json_result parse_batched(rsc_json *j, const uint8_t *data,
+                                                           size_t len, bool padded, bool elements,
+                                                           rsc_node *out, const char **msg) {
+  rsc_status before = j->d->err.code;
+  if (!batch_take(j, data, len)) {
+    if (j->d->err.code == RSC_ERR_NOMEM && before != RSC_ERR_NOMEM)
+      return JSON_NOMEM; // the batch's buffers
+    return parse_alone_outlined(j, data, len, padded, elements, out, msg);
+  }
+  string_region strings{j};
+  if (!strings.install(data, len)) {
+    rsc__alloc_fail(j->d);
+    return JSON_NOMEM;
+  }
+  if (!batch_stage2(j)) {
+    // Not a document of its own in the batch: alone, for its own error.
+    strings.finish(0);
+    return parse_alone_outlined(j, data, len, padded, elements, out, msg);
+  }
+  return convert(j, strings, elements, out);
+}
+
 extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len,
                                        bool padded, bool elements, rsc_node *out,
                                        const char **msg) {
   try {
-    rsc_status before = j->d->err.code;
-    bool batched = batch_take(j, data, len);
-    if (!batched && j->d->err.code == RSC_ERR_NOMEM && before != RSC_ERR_NOMEM)
-      return JSON_NOMEM; // the batch's buffers
-    const uint8_t *p = batched ? data : ensure_padded(j, data, len, padded);
-    if (!p) return JSON_NOMEM;
-    string_region strings{j};
-    if (!strings.install(data, len)) {
-      rsc__alloc_fail(j->d);
-      return JSON_NOMEM;
-    }
-    dom::element root;
-    error_code err = SUCCESS;
-    if (batched && !batch_stage2(j)) {
-      // Not a document of its own in the batch: alone, for its own error.
-      strings.finish(0);
-      return rsc__json_parse(j, data, len, padded, elements, out, msg);
-    }
-    if (!batched) err = j->parser.parse(p, len, false).get(root);
-    if (err == UTF8_ERROR) {
-      // TextDecoder turns bad bytes into U+FFFD; do the same, then retry.
-      strings.finish(0);
-      size_t fixed_len = 0;
-      uint8_t *fixed = rsc__utf8_repair(j->d, data, len, &fixed_len);
-      if (!fixed) return JSON_NOMEM;
-      return rsc__json_parse(j, fixed, fixed_len, false, elements, out, msg);
-    }
-    if (err == DEPTH_ERROR) return JSON_LIMIT;
-    if (err == MEMALLOC) return JSON_NOMEM;
-    if (err) {
-      // Lone surrogates, big integers, 1e400 and real syntax errors: the
-      // fallback parser accepts what JSON.parse accepts and words the rest.
-      strings.finish(0);
-      return rsc__json_fallback(j->d, data, len, out, msg);
-    }
-    (void)root;
-    tape_converter c{j->d, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
-                     j->stack_cap};
-    c.elements = elements;
-    bool ok = c.run(out);
-    j->stack = c.stack;
-    j->stack_cap = c.cap;
-    strings.finish(c.strings_end());
-    if (!ok) return j->d->err.code == RSC_ERR_LIMIT ? JSON_LIMIT : JSON_NOMEM;
-    return JSON_OK;
+    if (batch_may_take(j, data, len))
+      return parse_batched(j, data, len, padded, elements, out, msg);
+    return parse_alone(j, data, len, padded, elements, out, msg);
   } catch (...) {
     return JSON_NOMEM;
   }

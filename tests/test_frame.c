@@ -323,26 +323,28 @@ Test(frame, peek_sees_whole_rows_only) {
   static const char in[] = "1f:[1,2]\n2:T3,a\nb3:Hx\n4:{}";
   const uint8_t *p = (const uint8_t *)in, *end = p + sizeof in - 1;
   rsc_peek r;
-  const uint8_t *next = rsc__frame_peek(p, end, &r);
+  const uint8_t *next = rsc__frame_peek(p, end, 64, &r);
   cr_assert(next);
   cr_expect_eq(r.tag, 0);
   cr_expect_eq(r.len, 5);
   cr_expect(memcmp(r.data, "[1,2]", 5) == 0);
-  next = rsc__frame_peek(next, end, &r); /* a length row: no LF needed */
+  next = rsc__frame_peek(next, end, 64, &r); /* a length row: no LF needed */
   cr_assert(next);
   cr_expect_eq(r.tag, 'T');
   cr_expect_eq(r.len, 3);
   cr_expect(memcmp(r.data, "a\nb", 3) == 0);
-  next = rsc__frame_peek(next, end, &r);
+  next = rsc__frame_peek(next, end, 64, &r);
   cr_assert(next);
   cr_expect_eq(r.tag, 'H');
   cr_expect(r.len == 1 && r.data[0] == 'x');
-  cr_expect_null(rsc__frame_peek(next, end, &r), "no LF: not whole");
+  cr_expect_null(rsc__frame_peek(next, end, 64, &r), "no LF: not whole");
+  cr_expect_null(rsc__frame_peek(p, end, 4, &r), "longer than max_len: not scanned");
+  cr_expect(rsc__frame_peek(p, end, 5, &r) && r.len == 5, "as long as max_len");
   static const char longer[] = "2:T9,abc\n12345678:[]\n";
-  cr_expect_null(rsc__frame_peek((const uint8_t *)longer, (const uint8_t *)longer + 8, &r),
+  cr_expect_null(rsc__frame_peek((const uint8_t *)longer, (const uint8_t *)longer + 8, 64, &r),
                  "a length past end");
   cr_expect_null(rsc__frame_peek((const uint8_t *)longer + 9,
-                                 (const uint8_t *)longer + sizeof longer - 1, &r),
+                                 (const uint8_t *)longer + sizeof longer - 1, 64, &r),
                  "an id of 8 digits: left to the framer");
 }
 
@@ -362,7 +364,7 @@ static rsc_status peek_ahead(void *ctx, const rsc_row *row) {
     rsc_peek r;
     const uint8_t *p = row->data + row->len + 1;
     while (p && p < end) {
-      p = rsc__frame_peek(p, end, &r);
+      p = rsc__frame_peek(p, end, 64, &r);
       if (p && r.tag == 0) cr_assert(rsc__frame_remember_row(peek_frame, r.data, r.len));
     }
     cr_expect_eq(peek_frame->peeked_count, 2, "newline rows only");
