@@ -53,22 +53,16 @@ void rsc__frame_free(rsc_frame *f) {
 
 void rsc__frame_reset(rsc_frame *f) {
   leave_dest(f);
-  rsc_alloc alloc = f->alloc;
-  bool lenient = f->lenient;
-  uint64_t max_row_bytes = f->max_row_bytes, max_total = f->max_total;
-  uint8_t *buf = f->buf;
-  size_t buf_cap = f->buf_cap;
-  rsc_dest_fn dest_fn = f->dest_fn;
-  struct rsc_peeked *peeked = f->peeked;
+  rsc_frame keep = *f;
   memset(f, 0, sizeof *f);
-  f->peeked = peeked;
-  f->alloc = alloc;
-  f->lenient = lenient;
-  f->max_row_bytes = max_row_bytes;
-  f->max_total = max_total;
-  f->buf = buf;
-  f->buf_cap = buf_cap;
-  f->dest_fn = dest_fn;
+  f->alloc = keep.alloc;
+  f->lenient = keep.lenient;
+  f->max_row_bytes = keep.max_row_bytes;
+  f->max_total = keep.max_total;
+  f->buf = keep.buf;
+  f->buf_cap = keep.buf_cap;
+  f->dest_fn = keep.dest_fn;
+  f->peeked = keep.peeked;
 }
 
 size_t rsc__frame_buffer_cap(const rsc_frame *f) { return f->in_dest ? f->own_cap : f->buf_cap; }
@@ -272,7 +266,6 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
 rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                            void *ctx, rsc_error *err) {
   rsc__frame_settle(f); /* before anything reads offset or row_length */
-  f->peeked_count = f->peeked_next = 0;
   rsc_status st = frame_feed(f, chunk, len, fn, ctx, err);
   f->peeked_count = f->peeked_next = 0; /* they point into chunk */
   fast_update(f);

@@ -97,7 +97,7 @@ typedef struct rsc_frame {
   /* The ends of newline rows found ahead in the buffer being fed
    * (rsc__frame_remember_row), in order: the framer takes a row's end from
    * here when the row starts where the next one noted does, instead of
-   * scanning for its LF again (cleared as each feed starts and ends).
+   * scanning for its LF again (cleared as each feed ends).
    * Room for RSC_FRAME_PEEKS, allocated when first needed. */
   struct rsc_peeked { const uint8_t *data, *nl; } *peeked;
   uint32_t peeked_count, peeked_next;
