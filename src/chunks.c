@@ -242,14 +242,17 @@ int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
 /* Fills l and appends it to c's listeners. */
 static inline void append_listener(rsc_chunk *c, rsc_listener *l, uint8_t kind, rsc_ref *ref,
                                    rsc_stream *s, rsc_chunk *target, rsc_node value) {
-  l->next = NULL;
   l->kind = kind;
   l->ref = ref;
   l->stream = s;
   l->chunk = target;
   l->value = value;
-  if (c->tail) c->tail->next = l;
-  else c->head = l;
+  if (c->tail) {
+    l->next = c->tail->next;
+    c->tail->next = l;
+  } else {
+    l->next = l;
+  }
   c->tail = l;
 }
 
@@ -289,7 +292,7 @@ static void run_listener(rsc_decoder *d, rsc_listener *l, rsc_node v, rsc_chunk 
   case LK_STREAM_RESUME:
     if (!reject) {
       if (l->stream->previous_blocked == l->chunk) l->stream->previous_blocked = NULL;
-      resolve_model_chunk(d, l->chunk, l->value, l->chunk->json_error);
+      resolve_model_chunk(d, l->chunk, l->value, l->json_error);
     }
     break;
   case LK_STREAM_CLOSE:
@@ -310,14 +313,18 @@ static void run_listener(rsc_decoder *d, rsc_listener *l, rsc_node v, rsc_chunk 
  * rejected (there is no onRejected: the item's own listener errored the
  * stream), else when it settles. */
 static void after_blocked(rsc_decoder *d, rsc_chunk *blocked, uint8_t kind, rsc_stream *s,
-                          rsc_chunk *target, rsc_node value) {
+                          rsc_chunk *target, rsc_node value, const char *json_error) {
   if (blocked->state == CS_FULFILLED) {
-    rsc_listener now = {NULL, kind, NULL, s, target, value};
+    rsc_listener now = {.kind = kind, .json_error = json_error, .stream = s, .chunk = target,
+                        .value = value};
     run_listener(d, &now, blocked->value, blocked, false);
     return;
   }
   if (blocked->state == CS_REJECTED) return;
-  rsc__add_listener(d, blocked, kind, NULL, s, target, value);
+  rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
+  if (!l) return;
+  append_listener(blocked, l, kind, NULL, s, target, value);
+  l->json_error = json_error; /* LK_STREAM_RESUME's: no ref to share it */
 }
 
 /* React's wakeChunk / rejectChunk, run from a job stack: a job pushed while
@@ -384,7 +391,8 @@ static rsc_scope *blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int depth, in
   if (!referenced) return NULL;
   if (referenced == resolved) return ref->handler;
   if (depth > CYCLE_MAX_DEPTH) return NULL;
-  for (rsc_listener *l = referenced->head; l; l = l->next) {
+  rsc_listener *last = referenced->tail;
+  for (rsc_listener *l = last ? last->next : NULL; l; l = l == last ? NULL : l->next) {
     if (l->kind != LK_REF) continue;
     if (--*budget < 0) return NULL;
     rsc_scope *h = blocked_cycle(resolved, l->ref, depth + 1, budget);
@@ -435,10 +443,15 @@ static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list
     /* fall through */
   case CS_PENDING:
     if (list) {
+      /* Back into the ring, after what was added meanwhile. */
       rsc_listener *tail = list;
       while (tail->next) tail = tail->next;
-      if (c->tail) c->tail->next = list;
-      else c->head = list;
+      if (c->tail) {
+        tail->next = c->tail->next;
+        c->tail->next = list;
+      } else {
+        tail->next = list;
+      }
       c->tail = tail;
     }
     return;
@@ -450,10 +463,14 @@ static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list
   }
 }
 
+/* Takes c's listeners as a list ending in NULL, first to last. */
 static rsc_listener *detach(rsc_chunk *c) {
-  rsc_listener *l = c->head;
-  c->head = c->tail = NULL;
-  return l;
+  rsc_listener *last = c->tail;
+  if (!last) return NULL;
+  rsc_listener *first = last->next;
+  last->next = NULL;
+  c->tail = NULL;
+  return first;
 }
 
 /* ---- scopes and references ----------------------------------------------- */
@@ -637,12 +654,11 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
     d->row_offset = c->row_offset;
     d->row_id = c->row_id;
   }
-  if (!c->json_failed && !c->head && !rsc__needs_revive(&c->value)) {
+  if (!c->json_failed && !c->tail && !rsc__needs_revive(&c->value)) {
     /* Nothing to revive (no "$" string, no __proto__ key: most rows of
      * element-heavy pages, built while parsing) and nobody waiting: the
      * JSON is the value, as the walk below would leave it, and it holds
      * nothing a read-through must read. */
-    c->has_json = 0;
     c->reaches = 0;
     rsc__settle(d, c, CS_FULFILLED);
     d->row_offset = prev_offset;
@@ -654,11 +670,11 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   d->initializing_handler = NULL;
   rsc_node json = c->value;
   bool failed = c->json_failed;
-  const char *json_error = c->json_error;
+  const char *json_error = rsc__chunk_json_error(c);
   /* Blocked while we parse, so a cycle back to c waits instead of looping. */
   c->state = CS_BLOCKED;
   c->value = rsc__mk(RSC_NULL);
-  c->has_json = 0;
+  c->json_failed = 0;
   d->initializing_chunk = c;
   d->init_depth++;
   bool prev_reaches = d->revive_reaches;
@@ -735,15 +751,24 @@ static void note_row(rsc_decoder *d, rsc_chunk *c) {
   c->row_id = d->row_id;
 }
 
+/* A resolved_model chunk's JSON: the parsed row, or the message of why it
+ * did not parse (a failed row's value is never read). */
+static inline void set_model(rsc_chunk *c, rsc_node json, const char *json_error) {
+  c->json_failed = json_error != NULL;
+  if (json_error) {
+    c->value = rsc__mk(RSC_NONE);
+    c->value.u.str = json_error;
+  } else {
+    c->value = json;
+  }
+}
+
 static void resolve_model_chunk(rsc_decoder *d, rsc_chunk *c, rsc_node json,
                                 const char *json_error) {
   if (!c->has_row) note_row(d, c);
   rsc_listener *list = detach(c);
   c->state = CS_RESOLVED_MODEL;
-  c->value = json;
-  c->has_json = 1;
-  c->json_failed = json_error != NULL;
-  c->json_error = json_error;
+  set_model(c, json, json_error);
   if (list) {
     /* Something waits already: parse now (React reads it eagerly too). */
     rsc__init_model_chunk(d, c);
@@ -854,10 +879,7 @@ static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const ch
     rsc_chunk *c = rsc__new_chunk(d, CS_RESOLVED_MODEL);
     if (!c) return;
     note_row(d, c);
-    c->value = json;
-    c->has_json = 1;
-    c->json_failed = json_error != NULL;
-    c->json_error = json_error;
+    set_model(c, json, json_error);
     rsc__init_model_chunk(d, c);
     if (c->state == CS_FULFILLED) {
       stream_push(d, s, c->value);
@@ -877,8 +899,7 @@ static void enqueue_model(rsc_decoder *d, rsc_stream *s, rsc_node json, const ch
     note_row(d, c); /* its JSON is this row's, revived later */
     rsc__add_listener(d, c, LK_STREAM_ENQUEUE, NULL, s, NULL, rsc__mk(RSC_NONE));
     s->previous_blocked = c;
-    if (json_error) c->json_error = json_error;
-    after_blocked(d, blocked, LK_STREAM_RESUME, s, c, json);
+    after_blocked(d, blocked, LK_STREAM_RESUME, s, c, json, json_error);
   }
 }
 
@@ -895,7 +916,7 @@ static void enqueue_value(rsc_decoder *d, rsc_stream *s, rsc_node v) {
     return;
   }
   if (!s->previous_blocked) stream_push(d, s, v);
-  else after_blocked(d, s->previous_blocked, LK_STREAM_PUSH, s, NULL, v);
+  else after_blocked(d, s->previous_blocked, LK_STREAM_PUSH, s, NULL, v, NULL);
 }
 
 /* is_result: json is an iterable's end result as its row parsed
@@ -919,7 +940,7 @@ static void stream_close(rsc_decoder *d, rsc_stream *s, rsc_node json, const cha
   } else {
     rsc_chunk *blocked = s->previous_blocked;
     s->previous_blocked = NULL;
-    after_blocked(d, blocked, LK_STREAM_CLOSE, s, NULL, rsc__mk(RSC_NONE));
+    after_blocked(d, blocked, LK_STREAM_CLOSE, s, NULL, rsc__mk(RSC_NONE), NULL);
   }
 }
 
@@ -936,7 +957,7 @@ static void stream_error(rsc_decoder *d, rsc_stream *s, rsc_node e) {
   } else {
     rsc_chunk *blocked = s->previous_blocked;
     s->previous_blocked = NULL;
-    after_blocked(d, blocked, LK_STREAM_ERROR, s, NULL, e);
+    after_blocked(d, blocked, LK_STREAM_ERROR, s, NULL, e, NULL);
   }
 }
 
@@ -953,10 +974,7 @@ void rsc__resolve_model(rsc_decoder *d, int64_t id, rsc_node json, const char *j
     c = rsc__add_chunk(d, id, CS_RESOLVED_MODEL);
     if (!c) return;
     note_row(d, c);
-    c->value = json;
-    c->has_json = 1;
-    c->json_failed = json_error != NULL;
-    c->json_error = json_error;
+    set_model(c, json, json_error);
     return;
   }
   if (c->state != CS_PENDING) {

@@ -190,31 +190,46 @@ typedef struct rsc_scope {
   struct rsc_stream *stream_value; /* a stream chunk waiting on debug info   */
 } rsc_scope;
 
+/* 80 bytes (112 before; docs/performance.md, 21st round): a chunk per row
+ * was a sixth of the memory of a page of many small rows, so fields a
+ * chunk needs in one state only share room. */
 struct rsc_chunk {
   int64_t id;          /* -1 for internal chunks                           */
+  uint8_t state;       /* chunk_state                                      */
+  uint8_t is_root_sub; /* subscribed (root): parse as soon as it arrives   */
+  uint8_t json_failed; /* resolved_model: the row's JSON did not parse, and
+                          value.u.str is the message (rsc__chunk_json_error) */
+  bool notified;       /* the settle event was sent                        */
+  uint32_t dump_frame; /* dump.c: 1 + the frame of its open wrapper, or 0  */
   /* state and reaches sit in different 8-byte words on purpose: the test
    * `state != FULFILLED || reaches` that follows a chunk's creation would
    * otherwise compile to one 8-byte load over the byte stores that just
    * made the chunk, which the store buffer cannot forward (a stall). */
-  uint8_t state;       /* chunk_state                                      */
-  uint8_t is_root_sub; /* subscribed (root): parse as soon as it arrives   */
-  uint8_t has_json;    /* resolved_model: json holds the parsed row        */
-  uint8_t json_failed; /* resolved_model: the row's JSON did not parse     */
-  uint32_t dump_frame; /* dump.c: 1 + the frame of its open wrapper, or 0  */
   uint32_t force_mark; /* dump.c: the read-through that met it last        */
   uint8_t reaches;     /* its value may hold a lazy, promise, stream or a
                           value of another chunk: a read-through must look */
-  bool notified;       /* the settle event was sent                        */
   bool has_row;        /* row_offset/row_id name the row its JSON came from */
-  rsc_node value;      /* fulfilled value; resolved_model: raw JSON        */
-  rsc_node reason;     /* rejected reason                                  */
-  const char *json_error; /* resolved_model with json_failed: the message  */
-  struct rsc_listener *head, *tail;
+  union {
+    rsc_node value;    /* fulfilled value; resolved_model: raw JSON        */
+    rsc_node reason;   /* rejected: the reason (a rejected chunk has no value) */
+  };
+  /* Listeners in a ring: the last one, whose next is the first (one
+   * pointer for appending in order and for taking the list). */
+  struct rsc_listener *tail;
   struct rsc_stream *stream; /* a stream chunk's controller                */
   rsc_decoder *owner;  /* reads that must parse go through it            */
   uint64_t row_offset; /* so errors while it is revived (maybe lazily, at  */
-  int64_t row_id;      /* finish) point at that row                        */
+  int32_t row_id;      /* finish) point at that row (ids fit: frame.c)     */
 };
+
+#ifndef __cplusplus
+_Static_assert(sizeof(struct rsc_chunk) == 80, "a chunk is 80 bytes");
+#endif
+
+/* A resolved_model chunk's JSON error message, or NULL. */
+static inline const char *rsc__chunk_json_error(const struct rsc_chunk *c) {
+  return c->json_failed ? c->value.u.str : NULL;
+}
 
 /* Listener actions. */
 typedef enum listener_kind {
@@ -231,7 +246,10 @@ typedef enum listener_kind {
 typedef struct rsc_listener {
   struct rsc_listener *next;
   uint8_t kind;
-  rsc_ref *ref;
+  union {
+    rsc_ref *ref;             /* LK_REF                                     */
+    const char *json_error;   /* LK_STREAM_RESUME: the row's JSON error     */
+  };
   struct rsc_stream *stream;
   struct rsc_chunk *chunk;  /* LK_STREAM_RESUME: the chunk to resolve      */
   rsc_node value;           /* LK_STREAM_RESUME: the JSON row; ERROR: error */
