@@ -30,7 +30,8 @@ enum {
  * shared by pointer, so copying a node keeps the identity of what it holds. */
 struct rsc_node {
   uint8_t kind;   /* rsc_kind                                              */
-  uint8_t sub;    /* RSC_BINARY: rsc_binary_kind; RSC_ELEMENT: EL_HAS_OWNER  */
+  uint8_t sub;    /* RSC_BINARY: rsc_binary_kind; RSC_ELEMENT: EL_HAS_OWNER;
+                   * RSC_ARRAY: ARR_NO_MARKER                                */
   uint16_t flags; /* NF_*                                                  */
   uint32_t len;   /* bytes of a string; items of an array; members         */
   union {
@@ -87,6 +88,13 @@ static inline uint32_t rsc__member_klen(const rsc_member *m) {
  * and their ELEMENT node's sub says so (EL_HAS_OWNER). The tuple's debug
  * stack and validated flag are read by nothing here, so they are not kept. */
 enum { EL_HAS_OWNER = 1 };
+
+/* An element tuple of a production model row that still needs the walk is
+ * parsed without its "$" slot (it would cost a node per element and is
+ * always the same symbol): u.items starts at the type, while len still
+ * counts the marker, so index i of the tuple is u.items[i - 1]. The walk
+ * turns it into an element (or a lazy) before anything else reads it. */
+enum { ARR_NO_MARKER = 1 };
 typedef struct rsc_element {
   rsc_node type, key, props;
   rsc_node owner; /* only with EL_HAS_OWNER: not allocated otherwise       */
@@ -172,7 +180,8 @@ static inline rsc_key rsc__path_key(const rsc_path *p, uint32_t i) {
 typedef struct rsc_ref {
   struct rsc_scope *handler;
   rsc_node *slot;         /* parentObject[key]                              */
-  rsc_node *tuple;        /* parentObject when it is an array (items), else NULL */
+  const rsc_node *tuple;  /* parentObject when it is an array: its slot 0
+                           * (the marker for a tuple without one), else NULL */
   int32_t key_index;      /* array index; -1 for object keys; -2 for root "" */
   uint8_t map;            /* ref_map                                        */
   uint32_t path_pos;      /* the key the walk goes on from                  */

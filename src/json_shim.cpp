@@ -248,28 +248,40 @@ struct tape_converter {
         end = tape + uint32_t(w) - 1;
         key_bits = 0;
         if (t == T_ARRAY) {
-          rsc_node *items = rsc__alloc_nodes(d, n ? n : 1);
+          // An element tuple's marker: kept out of the array's flags, so
+          // that whether anything else in it needs the walk is known when
+          // it closes. A model row's tuple gets no slot for it at all
+          // (ARR_NO_MARKER): the element has none, and the walk knows.
+          const uint8_t *marker = nullptr; // its length word
+          const char *marker_text = nullptr;
+          if (type(p[1]) == T_STRING) {
+            const uint8_t *sp = sb + payload(p[1]);
+            uint32_t sl;
+            const char *s = text_at(sp, &sl);
+            if (sl == 1 && s[0] == '$') {
+              marker = sp;
+              marker_text = s;
+            }
+          }
+          uint32_t slots = n - (marker && elements);
+          rsc_node *items = rsc__alloc_nodes(d, slots ? slots : 1);
           if (!items) goto fail;
           *node = rsc__mk(RSC_ARRAY);
           node->len = n;
           node->u.items = items;
           dst = items;
           walk = 0;
-          // An element tuple's marker: kept out of the array's flags, so
-          // that whether anything else in it needs the walk is known when
-          // it closes.
-          if (type(p[1]) == T_STRING) {
-            const uint8_t *sp = sb + payload(p[1]);
-            uint32_t sl;
-            const char *s = text_at(sp, &sl);
-            if (sl == 1 && s[0] == '$') {
-              last = sp;
-              *dst = rsc__str(RSC_STRING, s, 1);
+          if (marker) {
+            last = marker;
+            if (elements) {
+              node->sub = ARR_NO_MARKER;
+            } else {
+              *dst = rsc__str(RSC_STRING, marker_text, 1);
               dst->flags = NF_DOLLAR;
               dst++;
-              walk = W_MARKER;
-              p++;
             }
+            walk = W_MARKER;
+            p++;
           }
         } else {
           next = static_cast<rsc_member *>(rsc__alloc(d, sizeof(rsc_member) * (n ? n : 1)));
@@ -328,7 +340,7 @@ struct tape_converter {
         rsc_node *node = top[-1].node;
         uint32_t needs = walk & (NF_DOLLAR | NF_WALK | W_MARKER);
         if (needs == W_MARKER && elements) {
-          if (!rsc__plain_element(d, node->u.items, node->len, node)) goto fail;
+          if (!rsc__plain_element(d, node->u.items, node->len - 1, node)) goto fail;
         } else {
           node->flags |= needs ? NF_WALK : 0;
         }

@@ -283,7 +283,11 @@ const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key,
   }
   case RSC_ARRAY: {
     uint32_t idx;
-    if (canonical_index(key, &idx)) return idx < value->len ? &value->u.items[idx] : NULL;
+    if (canonical_index(key, &idx)) {
+      if (idx >= value->len) return NULL;
+      if (value->sub != ARR_NO_MARKER) return &value->u.items[idx];
+      return idx ? &value->u.items[idx - 1] : &d->marker; /* only inside the walk */
+    }
     if (key.n == 6 && rsc__same_bytes(key.s, "length", 6)) {
       *tmp = rsc__num((double)value->len);
       return tmp;
@@ -1136,7 +1140,7 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
 
 typedef struct slot_ctx {
   rsc_node *slot;
-  rsc_node *tuple;   /* the parent array's items, or NULL                  */
+  const rsc_node *tuple; /* the parent array's slot 0 (rsc_ref.tuple), or NULL */
   int32_t key_index; /* -1 object member, -2 the row's root               */
 } slot_ctx;
 
@@ -1551,19 +1555,20 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
 
 /* ---- elements ----------------------------------------------------------------- */
 
-/* React's element object for a tuple whose slots are revived. */
-static bool new_element(rsc_decoder *d, const rsc_node *tuple, uint32_t len, rsc_node *out) {
+/* React's element object for a tuple whose slots are revived: slots are
+ * the n slots after the marker (type, key, props, owner). */
+static bool new_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rsc_node *out) {
   size_t size = d->dev ? sizeof(rsc_element) : offsetof(rsc_element, owner);
   rsc_element *el = (rsc_element *)rsc__alloc(d, size);
   if (!el) return false;
   rsc_node undef = rsc__mk(RSC_UNDEFINED);
-  el->type = len > 1 ? tuple[1] : undef;
-  el->key = len > 2 ? tuple[2] : undef;
-  el->props = len > 3 ? tuple[3] : undef;
+  el->type = n > 0 ? slots[0] : undef;
+  el->key = n > 1 ? slots[1] : undef;
+  el->props = n > 2 ? slots[2] : undef;
   *out = rsc__mk(RSC_ELEMENT);
   out->u.el = el;
   if (d->dev) {
-    el->owner = len > 4 && tuple[4].kind != RSC_UNDEFINED ? tuple[4] : rsc__mk(RSC_NULL);
+    el->owner = n > 3 && slots[3].kind != RSC_UNDEFINED ? slots[3] : rsc__mk(RSC_NULL);
     out->sub = EL_HAS_OWNER;
   }
   return true;
@@ -1575,18 +1580,18 @@ _Static_assert(offsetof(rsc_element, key) == sizeof(rsc_node) &&
                    offsetof(rsc_element, owner) == 3 * sizeof(rsc_node),
                "rsc_element must lay out like tuple slots");
 
-bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
+bool rsc__plain_element(rsc_decoder *d, rsc_node *slots, uint32_t n, rsc_node *out) {
   d->mode_locked = true; /* built with production semantics */
-  if (len >= 4 && !d->dev) {
+  if (n >= 3 && !d->dev) {
     /* Nothing else holds the tuple and nothing will write into it (it has
      * no reference to fill): its slots 1-3 are the element, in place. A
      * tuple with references keeps its own element, as React's client
      * does: a late type or key fills the tuple, not the element. */
     *out = rsc__mk(RSC_ELEMENT);
-    out->u.el = (rsc_element *)(tuple + 1);
+    out->u.el = (rsc_element *)slots;
     return true;
   }
-  return new_element(d, tuple, len, out);
+  return new_element(d, slots, n, out);
 }
 
 bool rsc__arrived_value(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out) {
@@ -1600,9 +1605,9 @@ bool rsc__arrived_value(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out
   return true;
 }
 
-static bool create_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out) {
+static bool create_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rsc_node *out) {
   rsc_node element;
-  if (!new_element(d, tuple, len, &element)) return false;
+  if (!new_element(d, slots, n, &element)) return false;
   rsc_scope *h = d->initializing_handler;
   if (h) {
     /* Leaving the element: pop its scope. Blocking and errors inside it
@@ -1681,6 +1686,12 @@ static bool revive_string(rsc_decoder *d, rsc_node *v, rsc_node *it, const slot_
   return true;
 }
 
+/* The slot 0 of a tuple parsed without it (ARR_NO_MARKER), for the
+ * references in it: rsc_ref.tuple[0] tells them they are in an element. */
+static const rsc_node marker_slot = {.kind = RSC_SYMBOL,
+                                     .len = sizeof(RSC_ELEMENT_SYMBOL) - 1,
+                                     .u.str = rsc__element_symbol};
+
 static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
   if (root->kind == RSC_STRING) {
     if (!(root->flags & NF_DOLLAR)) return true;
@@ -1721,14 +1732,27 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     uint32_t i = f->i, n = f->n;
     if (v->kind == RSC_ARRAY) {
       rsc_node *items = v->u.items;
-      for (; i < n && !push; i++) {
-        rsc_node *it = &items[i];
+      /* A tuple without its marker slot: index i is items[i - 1]. */
+      uint32_t skip = v->sub == ARR_NO_MARKER;
+      const rsc_node *slot0 = skip ? &marker_slot : items;
+      if (skip && i == 0) {
+        i = 1;
+        if (d->initializing_handler) {
+          /* Its marker, revived as if it were there: it opens the
+           * element's scope. */
+          rsc_node marker = rsc__str(RSC_STRING, "$", 1);
+          slot_ctx child = {&marker, slot0, 0};
+          if (!revive_string(d, v, &marker, &child, NULL, 0, len, thrown)) ok = false;
+        }
+      }
+      for (; ok && i < n && !push; i++) {
+        rsc_node *it = &items[i - skip];
         if (!rsc__needs_revive(it)) continue;
         if (it->kind != RSC_STRING) {
           push = it;
           continue;
         }
-        slot_ctx child = {it, items, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
+        slot_ctx child = {it, slot0, (int32_t)(i > INT32_MAX ? INT32_MAX : i)};
         if (!revive_string(d, v, it, &child, NULL, 0, len, thrown)) {
           ok = false;
           break;
@@ -1767,9 +1791,11 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
        * need not enter it. */
       v->flags &= (uint16_t)~NF_WALK;
     }
-    if (v->kind == RSC_ARRAY && n > 0 && rsc__is_marker(&v->u.items[0])) {
+    if (v->kind == RSC_ARRAY && n > 0 &&
+        (v->sub == ARR_NO_MARKER || rsc__is_marker(&v->u.items[0]))) {
       rsc_node el;
-      if (!create_element(d, v->u.items, n, &el)) ok = false;
+      uint32_t marker_slots = v->sub != ARR_NO_MARKER;
+      if (!create_element(d, v->u.items + marker_slots, n - 1, &el)) ok = false;
       else *v = el;
       if (v->kind != RSC_ELEMENT) reaches = true; /* blocked or errored: a lazy */
     }

@@ -26,8 +26,9 @@ static inline bool rsc__needs_revive(const rsc_node *n) {
  * "__proto__" key. Nothing can block or throw in such a tuple, so the
  * result is the plain element whenever the walk would meet it; the JSON
  * stage builds it as the tuple's array closes (production model rows; see
- * json_shim.cpp), and the walk never enters it. false: out of memory. */
-bool rsc__plain_element(rsc_decoder *d, rsc_node *tuple, uint32_t len, rsc_node *out);
+ * json_shim.cpp), and the walk never enters it. slots: the n slots after
+ * the marker. false: out of memory. */
+bool rsc__plain_element(rsc_decoder *d, rsc_node *slots, uint32_t n, rsc_node *out);
 
 /* "$<id>" (lowercase hex, no path) naming a chunk already fulfilled whose
  * value reaches nothing unread: a text or binary row that has arrived, or a

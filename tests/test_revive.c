@@ -607,14 +607,89 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
   cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true, &n, &msg),
                JSON_OK);
   cr_expect_eq(n.kind, RSC_ARRAY, "a tuple holding one that needs the walk");
-  const rsc_node *props = &n.u.items[3];
+  cr_expect_eq(n.sub, ARR_NO_MARKER, "a model row's tuple has no marker slot");
+  cr_expect_eq(n.len, 4);
+  const rsc_node *props = &n.u.items[2];
   cr_expect_eq(rsc_object_get(props, "a", 1)->kind, RSC_ELEMENT);
   cr_expect_eq(rsc_object_get(props, "r", 1)->kind, RSC_ARRAY);
   cr_expect(n.flags & NF_WALK);
   cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, false, &n, &msg),
                JSON_OK);
+  cr_expect_eq(n.sub, 0, "not a model row: the marker keeps its slot");
+  cr_expect(rsc__is_marker(&n.u.items[0]) || (n.u.items[0].kind == RSC_STRING && n.u.items[0].len == 1));
   cr_expect_eq(rsc_object_get(&n.u.items[3], "a", 1)->kind, RSC_ARRAY, "not a model row");
   rsc_decoder_free(d);
+}
+
+/* A production model row's tuple that still needs the walk is parsed
+ * without its "$" slot (ARR_NO_MARKER): references into it, late slots,
+ * paths through it and the element scopes its marker opens behave as with
+ * the slot. Every expected dump is React 19.3.1's client's
+ * (tools/differential.py); the development rows keep the slot. */
+Test(revive, tuples_without_their_marker_slot) {
+  static const struct {
+    const char *in, *want;
+  } cases[] = {
+      /* late props, a client type and a late prop, a late key (it fills
+       * the tuple, not the element) */
+      {"0:[\"$\",\"div\",null,\"$1\"]\n1:{\"a\":1}\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{\"a\":1}}}}"},
+      {"0:[\"$\",\"$L1\",null,{\"x\":\"$2\"}]\n1:I[\"m\",[],\"B\"]\n2:\"late\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$\":"
+       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":[],"
+       "\"name\":\"B\"}},\"key\":null,\"props\":{\"x\":\"late\"}}}}"},
+      {"0:[\"$\",\"div\",\"$1\",{}]\n1:\"k\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{}}}}"},
+      /* paths into an element, through its props, to a tuple index, to a
+       * marker */
+      {"0:{\"t\":\"$1:type\",\"p\":\"$1:props:x\",\"e\":\"$1\"}\n1:[\"$\",\"div\",null,{\"x\":\"$2\"}]\n"
+       "2:[1,2]\n",
+       "{\"ok\":{\"t\":\"div\",\"p\":[1,2],\"e\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"x\":{\"$\":\"ref\",\"to\":\"/ok/p\"}}}}}}"},
+      {"0:[\"$\",\"div\",null,{\"c\":\"$0:props:d:1\",\"d\":[\"a\",\"b\"]}]\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{\"c\":\"b\",\"d\":[\"a\",\"b\"]}}}}"},
+      {"0:[\"$\",\"div\",null,{\"c\":\"$0:1\"}]\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":\"Error\",\"message\":"
+       "\"Invalid reference.\"}}}"},
+      {"0:{\"a\":[\"$\",\"p\",null,{\"x\":\"$1\"}],\"b\":\"$0:a:0\"}\n1:\"y\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}"},
+      /* a tuple as a type; tuples of one and two slots */
+      {"0:[\"$\",[\"$\",\"x\",\"$1\",{}],null,{}]\n1:\"k\"\n",
+       "{\"ok\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "\"element\",\"type\":\"x\",\"key\":null,\"props\":{}}},\"key\":null,\"props\":{}}}"},
+      {"0:[[\"$\"],[\"$\",\"$1\"],[\"$\",\"$1\",\"$1\"]]\n1:\"a\"\n",
+       "{\"ok\":[{\"$\":\"element\",\"type\":{\"$\":\"undefined\"},\"key\":{\"$\":\"undefined\"},"
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "\"element\",\"type\":null,\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}},{\"$\":"
+       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":null,\"key\":null,"
+       "\"props\":{\"$\":\"undefined\"}}}]}"},
+      /* inside a blocked element, a tuple's marker opens its own scope:
+       * it blocks, errors or fills its key on its own */
+      {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n2:\"x\"\n1:\"y\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "\"element\",\"type\":\"span\",\"key\":null,\"props\":{\"b\":\"x\"}}}}}}}"},
+      {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",\"$2\",{}]}]\n1:\"y\"\n2:\"k\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "\"element\",\"type\":\"span\",\"key\":null,\"props\":{}}}}}}}"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_dump_both(cases[i].in, cases[i].want);
+  /* an error in it: the clients word it apart */
+  static const char errored[] =
+      "0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n1:\"y\"\n"
+      "2:E{\"digest\":\"d\"}\n";
+  static const char errored_want[] =
+      "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+      "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":"
+      "\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is "
+      "omitted in production builds to avoid leaking sensitive details. A digest property is included on "
+      "this error instance which may provide additional details about the nature of the error.\","
+      "\"digest\":\"d\"}}}}}}";
+  expect_dump(errored, sizeof errored - 1, 0, errored_want);
 }
 
 /* "$<id>" naming a chunk that is fulfilled when the row arrives, and holds
@@ -679,8 +754,9 @@ Test(revive, arrived_values_are_placed_while_parsing) {
   cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true, &n, &msg),
                JSON_OK);
   cr_expect_eq(n.kind, RSC_ARRAY, "$2 has not arrived: the walk's");
-  cr_expect_eq(rsc_object_get(&n.u.items[3], "children", 8)->kind, RSC_STRING);
-  cr_expect_eq(rsc_object_get(&n.u.items[3], "later", 5)->flags & NF_DOLLAR, NF_DOLLAR);
+  cr_expect_eq(n.sub, ARR_NO_MARKER);
+  cr_expect_eq(rsc_object_get(&n.u.items[2], "children", 8)->kind, RSC_STRING);
+  cr_expect_eq(rsc_object_get(&n.u.items[2], "later", 5)->flags & NF_DOLLAR, NF_DOLLAR);
   cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, false, &n, &msg),
                JSON_OK);
   cr_expect_eq(rsc_object_get(&n.u.items[3], "children", 8)->flags & NF_DOLLAR, NF_DOLLAR,
