@@ -888,10 +888,19 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
 
 /* The dump's walk without printing: pre-order, children left to right, each
  * identity once, reading every lazy, promise and stream slot it meets in the
- * order the dump would. An explicit stack of node pointers, no paths. */
+ * order the dump would. An explicit stack, no paths, of runs: n nodes from
+ * `at`, stride bytes apart, to visit in order (a container's children are
+ * one entry, not one each: a root of 2,000 lazies took 16 KB of pointers,
+ * held at the decode's peak). A run with a stride is filtered (fw_needed);
+ * a single node pushed alone (stride 0) is visited whatever it is. */
+typedef struct fw_run {
+  const char *at;
+  uint32_t n, stride;
+} fw_run;
+
 typedef struct force_walk {
   rsc_decoder *d;
-  const rsc_node **stack;
+  fw_run *stack;
   size_t len, cap;
   seen_map seen; /* identities met (places unused); chunks too, if no epoch */
   uint32_t epoch; /* chunks met are marked with it (force_mark); 0: none */
@@ -907,11 +916,12 @@ typedef struct force_walk {
   size_t unshared;
 } force_walk;
 
-static void fw_push(force_walk *f, const rsc_node *n) {
+static void fw_push_run(force_walk *f, const void *at, size_t n, uint32_t stride) {
+  if (!n) return;
   if (f->len == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 64;
-    const rsc_node **s = (const rsc_node **)rsc__heap_realloc(
-        &f->d->arena.alloc, (void *)f->stack, f->cap * sizeof *s, cap * sizeof *s);
+    size_t cap = f->cap ? f->cap * 2 : 32;
+    fw_run *s = (fw_run *)rsc__heap_realloc(&f->d->arena.alloc, f->stack, f->cap * sizeof *s,
+                                            cap * sizeof *s);
     if (!s) {
       f->fail = true;
       return;
@@ -919,8 +929,12 @@ static void fw_push(force_walk *f, const rsc_node *n) {
     f->stack = s;
     f->cap = cap;
   }
-  f->stack[f->len++] = n;
+  /* Node counts are 32-bit (rsc_node.len). */
+  f->stack[f->len++] = (fw_run){(const char *)at, (uint32_t)n, stride};
 }
+
+/* One node, visited whatever it is. */
+static void fw_push(force_walk *f, const rsc_node *n) { fw_push_run(f, n, 1, 0); }
 
 /* Adds an identity; false when it was there already. One probe: the
  * read-through meets every chunk and shared container here. */
@@ -988,8 +1002,7 @@ static void fw_audit_meeting(force_walk *f, const rsc_node *n, uintptr_t id) {
 }
 
 static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
-  for (size_t i = n; i-- > 0;)
-    if (fw_needed(f, &items[i])) fw_push(f, &items[i]);
+  fw_push_run(f, items, n, sizeof *items);
 }
 
 static void fw_chunk(force_walk *f, rsc_chunk *c) {
@@ -1025,13 +1038,10 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     fw_items(f, n->u.items, n->len);
     return;
   case RSC_OBJECT:
-    for (uint32_t i = n->len; i-- > 0;)
-      if (fw_needed(f, &n->u.members[i].val)) fw_push(f, &n->u.members[i].val);
+    if (n->len) fw_push_run(f, &n->u.members[0].val, n->len, sizeof(rsc_member));
     return;
   case RSC_ELEMENT:
-    if (fw_needed(f, &n->u.el->props)) fw_push(f, &n->u.el->props);
-    if (fw_needed(f, &n->u.el->key)) fw_push(f, &n->u.el->key);
-    if (fw_needed(f, &n->u.el->type)) fw_push(f, &n->u.el->type);
+    fw_push_run(f, &n->u.el->type, 3, sizeof(rsc_node)); /* type, key, props */
     return;
   case RSC_LAZY:
   case RSC_PROMISE:
@@ -1118,9 +1128,16 @@ static size_t force_run(rsc_decoder *d, bool audit, size_t *unshared) {
    * one stream), chunks go in the map of identities. */
   if (d->force_epoch < UINT32_MAX) f.epoch = ++d->force_epoch;
   fw_chunk(&f, root);
-  while (f.len > 0 && !f.fail && !d->err.code) fw_visit(&f, f.stack[--f.len]);
+  while (f.len > 0 && !f.fail && !d->err.code) {
+    fw_run *r = &f.stack[f.len - 1];
+    const rsc_node *n = (const rsc_node *)r->at;
+    bool filtered = r->stride != 0;
+    if (--r->n == 0) f.len--;
+    else r->at += r->stride;
+    if (!filtered || fw_needed(&f, n)) fw_visit(&f, n); /* may push, moving the stack */
+  }
   if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
-  rsc__heap_free(&d->arena.alloc, (void *)f.stack);
+  rsc__heap_free(&d->arena.alloc, f.stack);
   seen_free(&f.seen);
   seen_free(&f.chunk_values);
   seen_free(&f.met);

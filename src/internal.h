@@ -291,7 +291,6 @@ typedef struct chunk_table {
   rsc_chunk **slots;   /* open addressing on id, for the other ids         */
   size_t cap, hashed;  /* slots, and the chunks in them                    */
   size_t count;        /* chunks in the table                              */
-  rsc_chunk *first, *last; /* creation order                              */
   rsc_chunk **order;   /* creation order as an array (for _at)             */
   size_t order_cap;
 } chunk_table;

@@ -246,6 +246,28 @@ Test(api, consumer_hook_sees_settles_hints_and_debug_rows) {
   rsc_decoder_free(d);
 }
 
+/* Rows nothing waits for stay unparsed until the read-through at finish,
+ * which reads them in the order the dump meets them: an element's type,
+ * key and props in turn, an object's members and an array's items left to
+ * right, each subtree before the next sibling. */
+Test(api, the_read_through_reads_in_dump_order) {
+  seen s;
+  memset(&s, 0, sizeof s);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.on_event = on_event;
+  opt.event_ctx = &s;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  const char *in = "1:{\"t\":1}\n2:{\"k\":2}\n3:{\"p\":\"$L5\"}\n4:[4]\n5:[5]\n6:[6]\n"
+                   "0:[[\"$\",\"$L1\",\"$L2\",{\"a\":\"$L3\",\"b\":[\"$L4\"]}],\"$L6\"]\n";
+  cr_assert_eq(rsc_decoder_feed(d, in, strlen(in)), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  static const int64_t want[] = {0, 1, 2, 3, 5, 4, 6};
+  cr_assert_eq(s.settled, 7);
+  for (int i = 0; i < 7; i++) cr_expect_eq(s.order[i], want[i], "settle %d: chunk %lld", i, (long long)s.order[i]);
+  rsc_decoder_free(d);
+}
+
 static int stop_at_first(void *ctx, const rsc_event *ev) {
   (void)ctx;
   return ev->kind == RSC_EVENT_CHUNK_SETTLED;
