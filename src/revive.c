@@ -1417,6 +1417,18 @@ static bool then_key(const char *key, uint32_t klen) {
   return klen == 4 && memcmp(key, "then", 4) == 0;
 }
 
+/* The element marker at slot 0 inside a blocking scope: the element's own
+ * scope opens beneath it (create_element pops it). false: out of memory. */
+static bool open_element_scope(rsc_decoder *d) {
+  rsc_scope *h = (rsc_scope *)rsc__alloc(d, sizeof *h);
+  if (!h) return false;
+  memset(h, 0, sizeof *h);
+  h->value = rsc__mk(RSC_NULL);
+  h->parent = d->initializing_handler;
+  d->initializing_handler = h;
+  return true;
+}
+
 static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key,
                                uint32_t klen, rsc_node *out, rsc_node *thrown) {
   const rsc_node v = *sc->slot;
@@ -1425,14 +1437,9 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   if (n == 1) {
     /* The element marker; at slot 0 (key "0") it opens an element scope. */
     if (d->initializing_handler &&
-        (sc->key_index == 0 || (sc->key_index == -1 && klen == 1 && key[0] == '0'))) {
-      rsc_scope *h = (rsc_scope *)rsc__alloc(d, sizeof *h);
-      if (!h) return false;
-      memset(h, 0, sizeof *h);
-      h->value = rsc__mk(RSC_NULL);
-      h->parent = d->initializing_handler;
-      d->initializing_handler = h;
-    }
+        (sc->key_index == 0 || (sc->key_index == -1 && klen == 1 && key[0] == '0')) &&
+        !open_element_scope(d))
+      return false;
     *out = d->marker;
     return true;
   }
@@ -1686,12 +1693,6 @@ static bool revive_string(rsc_decoder *d, rsc_node *v, rsc_node *it, const slot_
   return true;
 }
 
-/* The slot 0 of a tuple parsed without it (ARR_NO_MARKER), for the
- * references in it: rsc_ref.tuple[0] tells them they are in an element. */
-static const rsc_node marker_slot = {.kind = RSC_SYMBOL,
-                                     .len = sizeof(RSC_ELEMENT_SYMBOL) - 1,
-                                     .u.str = rsc__element_symbol};
-
 static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
   if (root->kind == RSC_STRING) {
     if (!(root->flags & NF_DOLLAR)) return true;
@@ -1732,18 +1733,14 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
     uint32_t i = f->i, n = f->n;
     if (v->kind == RSC_ARRAY) {
       rsc_node *items = v->u.items;
-      /* A tuple without its marker slot: index i is items[i - 1]. */
+      /* A tuple without its marker slot: index i is items[i - 1], and its
+       * references see the decoder's marker as their tuple's slot 0
+       * (rsc_ref.tuple[0] tells them they are in an element). */
       uint32_t skip = v->sub == ARR_NO_MARKER;
-      const rsc_node *slot0 = skip ? &marker_slot : items;
+      const rsc_node *slot0 = skip ? &d->marker : items;
       if (skip && i == 0) {
-        i = 1;
-        if (d->initializing_handler) {
-          /* Its marker, revived as if it were there: it opens the
-           * element's scope. */
-          rsc_node marker = rsc__str(RSC_STRING, "$", 1);
-          slot_ctx child = {&marker, slot0, 0};
-          if (!revive_string(d, v, &marker, &child, NULL, 0, len, thrown)) ok = false;
-        }
+        i = 1; /* the marker, as revived there: it opens the element's scope */
+        if (d->initializing_handler && !open_element_scope(d)) ok = false;
       }
       for (; ok && i < n && !push; i++) {
         rsc_node *it = &items[i - skip];

@@ -225,14 +225,19 @@ static int on_event(void *ctx, const rsc_event *ev) {
   return 0;
 }
 
-Test(api, consumer_hook_sees_settles_hints_and_debug_rows) {
-  seen s;
-  memset(&s, 0, sizeof s);
+/* A decoder whose hook records into *s (cleared). */
+static rsc_decoder *hooked_decoder(seen *s) {
+  memset(s, 0, sizeof *s);
   rsc_options opt;
   rsc_options_init(&opt);
   opt.on_event = on_event;
-  opt.event_ctx = &s;
-  rsc_decoder *d = rsc_decoder_new(&opt);
+  opt.event_ctx = s;
+  return rsc_decoder_new(&opt);
+}
+
+Test(api, consumer_hook_sees_settles_hints_and_debug_rows) {
+  seen s;
+  rsc_decoder *d = hooked_decoder(&s);
   const char *in = ":N1.5\n:HL[\"/f.woff2\",\"font\"]\n0:{\"p\":\"$@1\"}\n1:D{\"time\":1}\n1:\"v\"\n";
   cr_assert_eq(rsc_decoder_feed(d, in, strlen(in)), RSC_OK);
   rsc_decoder_finish(d);
@@ -252,12 +257,7 @@ Test(api, consumer_hook_sees_settles_hints_and_debug_rows) {
  * right, each subtree before the next sibling. */
 Test(api, the_read_through_reads_in_dump_order) {
   seen s;
-  memset(&s, 0, sizeof s);
-  rsc_options opt;
-  rsc_options_init(&opt);
-  opt.on_event = on_event;
-  opt.event_ctx = &s;
-  rsc_decoder *d = rsc_decoder_new(&opt);
+  rsc_decoder *d = hooked_decoder(&s);
   const char *in = "1:{\"t\":1}\n2:{\"k\":2}\n3:{\"p\":\"$L5\"}\n4:[4]\n5:[5]\n6:[6]\n"
                    "0:[[\"$\",\"$L1\",\"$L2\",{\"a\":\"$L3\",\"b\":[\"$L4\"]}],\"$L6\"]\n";
   cr_assert_eq(rsc_decoder_feed(d, in, strlen(in)), RSC_OK);
