@@ -159,7 +159,7 @@ void rsc__arena_free(rsc_arena *a) {
   a->total = 0;
 }
 
-void rsc__arena_reset(rsc_arena *a) {
+static void reset_blocks(rsc_arena *a, size_t merge_max) {
   /* The blocks go before the spares left from an earlier reset (never
    * needed since); blocks of one request each go back to the allocator. */
   rsc_arena_block *b = a->head, *keep = a->spare;
@@ -181,7 +181,7 @@ void rsc__arena_reset(rsc_arena *a) {
     b = prev;
   }
   a->head = NULL;
-  if (blocks > 2 && held <= block_cap(a) && largest < held / 2) {
+  if (blocks > 2 && held <= merge_max && largest < held / 2) {
     /* The decode spread over blocks grown a step at a time (4 KiB first):
      * the next one gets a single block of what this one held, so that it
      * allocates in one bump run instead of opening a block (and scanning
@@ -200,4 +200,35 @@ void rsc__arena_reset(rsc_arena *a) {
   }
   a->spare = keep;
   a->peak = a->total;
+}
+
+void rsc__arena_reset(rsc_arena *a) { reset_blocks(a, block_cap(a)); }
+
+/* The largest blocks go first: from 1 MiB on they are huge pages, which
+ * fault once per 2 MiB when taken again, while the small blocks fault
+ * 4 KiB at a time: those are the ones worth keeping. Blocks are merged
+ * into one of what they held, as a reset merges them, only below a huge
+ * page: the next decoder's payload may be tiny, and a fresh huge page
+ * zeroed for a few bytes took 90 us. */
+void rsc__arena_trim(rsc_arena *a, rsc_arena *b, size_t limit) {
+  reset_blocks(a, HUGE_BLOCK - RSC_ARENA_HDR - 1);
+  reset_blocks(b, HUGE_BLOCK - RSC_ARENA_HDR - 1);
+  rsc_arena *arenas[2] = {a, b};
+  while (a->total + b->total > limit) {
+    rsc_arena *from = NULL;
+    rsc_arena_block **link = NULL;
+    for (int i = 0; i < 2; i++)
+      for (rsc_arena_block **l = &arenas[i]->spare; *l; l = &(*l)->prev)
+        if (!link || (*l)->size > (*link)->size) {
+          link = l;
+          from = arenas[i];
+        }
+    if (!link) break; /* nothing left to give back */
+    rsc_arena_block *big = *link;
+    *link = big->prev;
+    from->total -= RSC_ARENA_HDR + big->size;
+    rsc__heap_free(&from->alloc, big);
+  }
+  a->peak = a->total;
+  b->peak = b->total;
 }

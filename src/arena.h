@@ -85,6 +85,11 @@ void rsc__arena_free(rsc_arena *a);
  * at a time over several are given back instead, and the next block holds
  * what they held: one block for the next decode (arena.c). */
 void rsc__arena_reset(rsc_arena *a);
+/* Empties a and b as a reset does (merging blocks grown a step at a time
+ * only while the one block stays below a huge page), then gives back the
+ * largest blocks until together they hold at most `limit` bytes (what a
+ * decoder kept for the next one may hold, decoder.c). */
+void rsc__arena_trim(rsc_arena *a, rsc_arena *b, size_t limit);
 /* Gives back the tail of the most recent allocation p, keeping `keep` bytes
  * (p must be the last thing allocated from a). Nothing is given back when p
  * is not in the head block (an aside block of its own). */

@@ -115,17 +115,20 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
  * fresh memory on each one: glibc hands a heap top of more than 128 KiB
  * back to the kernel when it is freed, so every new decoder faulted its
  * blocks in again (table-1000-rows: 1.6x the time of a reused decoder,
- * about 100 page faults and a dozen brk calls per decode). So
- * rsc_decoder_free keeps one decoder in a slot for the next
- * rsc_decoder_new, if what stays is bounded: the default allocator, at most
- * WARM_MAX_READ bytes read, arenas of at most WARM_MAX_HELD, row buffers
- * for rows of at most WARM_MAX_ROW_BUFFER (a reset keeps those: a decoder
- * reset after a big row still holds them). A decoder with the same JSON
- * depth limit (simdjson's buffers are sized by it) takes it, emptied by
- * rsc_decoder_reset under the new options. One atomic slot: a decoder is
- * never shared between threads. rsc_release_memory frees it. */
-#define WARM_MAX_READ ((uint64_t)1 << 20)
-#define WARM_MAX_HELD ((size_t)8 << 20)
+ * about 100 page faults and a dozen brk calls per decode; a synthetic 4 MB
+ * payload 1.57x, 2,200 faults). So rsc_decoder_free keeps one decoder in
+ * a slot for the next rsc_decoder_new, emptied and trimmed: its arenas
+ * keep at most WARM_MAX_HELD bytes of blocks (the largest go back first:
+ * they are huge pages, cheap to fault again), its chunk table at most
+ * WARM_MAX_TABLE bytes, its stacks WARM_MAX_STACK entries; a decoder with row buffers for rows of more than
+ * WARM_MAX_ROW_BUFFER (a reset keeps those), or on the caller's allocator,
+ * is not kept. A decoder with the same JSON depth limit (simdjson's
+ * buffers are sized by it) takes it, under the new options. One atomic
+ * slot: a decoder is never shared between threads. rsc_release_memory
+ * frees it. */
+#define WARM_MAX_HELD ((size_t)16 << 20)
+#define WARM_MAX_TABLE ((size_t)256 << 10)
+#define WARM_MAX_STACK 4096 /* entries of the wake queue, of the walk's stack */
 #define WARM_MAX_ROW_BUFFER ((size_t)2 << 20) /* buffers double as they grow */
 #ifndef __STDC_NO_ATOMICS__
 static _Atomic(rsc_decoder *) warm_slot;
@@ -231,14 +234,41 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
 }
 
 static bool keepable(const rsc_decoder *d) {
-  return default_alloc(&d->opt.alloc) && rsc_decoder_bytes(d) <= WARM_MAX_READ &&
-         d->arena.total + d->strings.total <= WARM_MAX_HELD && d->frame && d->json &&
+  return default_alloc(&d->opt.alloc) && d->frame && d->json &&
          rsc__frame_buffer_cap(d->frame) <= WARM_MAX_ROW_BUFFER &&
          rsc__json_capacity(d->json) <= WARM_MAX_ROW_BUFFER;
 }
 
+/* What a kept decoder holds, bounded (above); its values are gone. */
+static void warm_trim(rsc_decoder *d) {
+  rsc__arena_trim(&d->arena, &d->strings, WARM_MAX_HELD);
+  chunk_table *t = &d->table;
+  size_t table = (t->dense_cap + t->cap + t->order_cap) * sizeof(rsc_chunk *);
+  if (table > WARM_MAX_TABLE) { /* they grow again as they did */
+    rsc__heap_free(&d->opt.alloc, t->dense);
+    rsc__heap_free(&d->opt.alloc, t->slots);
+    rsc__heap_free(&d->opt.alloc, t->order);
+    memset(t, 0, sizeof *t);
+  }
+  /* The wake queue and the walk's stack grow with a payload's breadth and
+   * depth, rarely past their first sizes (64 entries). */
+  if (d->jobs_cap > WARM_MAX_STACK) {
+    rsc__heap_free(&d->opt.alloc, d->jobs);
+    d->jobs = NULL;
+    d->jobs_cap = 0;
+  }
+  if (d->walk_cap > WARM_MAX_STACK) {
+    rsc__heap_free(&d->opt.alloc, d->walk);
+    d->walk = NULL;
+    d->walk_cap = 0;
+  }
+}
+
 void rsc_decoder_free(rsc_decoder *d) {
-  if (d && keepable(d)) d = WARM_SWAP(d); /* kept; the one it replaces is freed */
+  if (d && keepable(d)) {
+    warm_trim(d);
+    d = WARM_SWAP(d); /* kept; the one it replaces is freed */
+  }
   decoder_destroy(d);
 }
 

@@ -515,6 +515,97 @@ Test(alloc, arena_reset_keeps_blocks_past_the_block_cap) {
   cr_expect_eq(c.live, 0);
 }
 
+/* What a decoder kept for the next one holds (decoder.c, warm_trim): the
+ * largest blocks of its two arenas go back until both hold at most the
+ * limit. */
+Test(alloc, arena_trim_gives_back_the_largest_blocks) {
+  counting c1, c2;
+  rsc_arena a, b;
+  arena_on(&a, &c1);
+  arena_on(&b, &c2);
+  fill(&a, 3000, 1000); /* 3 MB: not merged (arena_trim_merges_below_...) */
+  fill(&b, 2, 1000);    /* one block */
+  size_t before = a.total + b.total, limit = before / 2;
+  size_t biggest_before = 0;
+  for (rsc_arena_block *x = a.head; x; x = x->prev)
+    if (x->size > biggest_before) biggest_before = x->size;
+  rsc__arena_trim(&a, &b, limit);
+  cr_expect_null(a.head);
+  cr_expect_null(b.head);
+  cr_expect_leq(a.total + b.total, limit, "%zu of %zu", a.total + b.total, before);
+  cr_expect_gt(a.total + b.total, limit / 2, "gave back more than it had to");
+  size_t biggest_kept = 0, held = 0;
+  rsc_arena *both[] = {&a, &b};
+  for (int k = 0; k < 2; k++)
+    for (rsc_arena_block *x = both[k]->spare; x; x = x->prev) {
+      if (x->size > biggest_kept) biggest_kept = x->size;
+      held += RSC_ARENA_HDR + x->size;
+    }
+  cr_expect_eq(held, a.total + b.total, "the totals count the blocks kept");
+  cr_expect_lt(biggest_kept, biggest_before, "the largest block was kept");
+  cr_expect_eq(a.peak, a.total);
+  /* What was kept serves the next fill without new blocks. */
+  long live = c1.live;
+  fill(&a, 10, 1000);
+  cr_expect_eq(c1.live, live);
+  rsc__arena_free(&a);
+  rsc__arena_free(&b);
+  cr_expect_eq(c1.live + c2.live, 0);
+}
+
+/* Blocks grown a step at a time are merged into one of what they held, as
+ * a reset merges them, only while that stays below a huge page: the next
+ * decoder's payload may be tiny, and a fresh huge page zeroed for a few
+ * bytes took 90 us. */
+Test(alloc, arena_trim_merges_below_a_huge_page_only) {
+  counting c1, c2;
+  rsc_arena a, b;
+  arena_on(&a, &c1);
+  arena_on(&b, &c2);
+  fill(&a, 3000, 1000); /* about 3 MB in blocks of an eighth of the total */
+  fill(&b, 300, 1000);  /* about 300 KB */
+  long live_a = c1.live;
+  cr_assert_gt(live_a, 2);
+  cr_assert_gt(a.total, (size_t)2 << 20);
+  cr_assert_lt(a.total, (size_t)4 << 20);
+  rsc__arena_trim(&a, &b, (size_t)16 << 20);
+  cr_expect_eq(c1.live, live_a, "blocks of 3 MB were merged, as a reset merges them");
+  cr_expect_eq(c2.live, 0, "blocks of 300 KB were not merged");
+  cr_expect_eq(b.total, 0);
+  /* A reset of the same 3 MB merges them, for a decode like the last. */
+  fill(&a, 3000, 1000);
+  rsc__arena_reset(&a);
+  cr_expect_eq(c1.live, 0);
+  rsc__arena_free(&a);
+  rsc__arena_free(&b);
+}
+
+/* A kept decoder's stacks are bounded too: the walk's grew to 8,192
+ * entries for an array nested 5,000 deep, and goes back past 4,096. */
+Test(alloc, a_kept_decoder_gives_back_a_deep_walk_stack) {
+  rsc_release_memory();
+  size_t n = 5000, k = 0;
+  char *b = malloc(2 * n + 32);
+  k += (size_t)sprintf(b, "0:");
+  for (size_t i = 0; i < n; i++) b[k++] = '[';
+  k += (size_t)sprintf(b + k, "\"$undefined\"");
+  for (size_t i = 0; i < n; i++) b[k++] = ']';
+  b[k++] = '\n';
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  cr_assert_eq(rsc_decoder_feed(d, b, k), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_assert_gt(d->walk_cap, 4096);
+  rsc_decoder_free(d);
+  rsc_decoder *again = rsc_decoder_new(NULL);
+  cr_expect_eq(again, d, "kept");
+  cr_expect_leq(again->walk_cap, 4096);
+  cr_assert_eq(rsc_decoder_feed(again, b, k), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(again), RSC_OK);
+  rsc_decoder_free(again);
+  rsc_release_memory();
+  free(b);
+}
+
 /* Text and binary rows' copies live in the string arena, not between the
  * nodes and chunks of the node arena (a chunk read after kilobytes of text
  * was a cache miss each, docs/performance.md, thirteenth round). */
