@@ -1543,26 +1543,31 @@ static rsc_decoder *pool_take(const rsc_options *opt) {
   return NULL;
 }
 
-/* A bigger decoder is freed, and not left in the slot where
- * rsc_decoder_free keeps one for the next rsc_decoder_new either: kept,
- * it made loads of the 10 MB page 1.15x slower (synth-4M 1.2x faster).
+/* A bigger decoder (of loads, or of a streaming Decoder) is freed, and not
+ * left in the slot where rsc_decoder_free keeps one for the next
+ * rsc_decoder_new either: kept, it made loads of the 10 MB page 1.15x
+ * slower (synth-4M 1.2x faster; a Decoder of the page 4,583 faults a
+ * decode against 975-1,090).
  * glibc raises its trim threshold to twice the largest mapped block freed,
  * and a decoder that is never freed frees none (simdjson's 10 MB buffers
  * of the page's big row, here): the heap top that held the strings of the
  * last result, 15 MB, was then handed back to the kernel each time the
  * result went, and faulted in again by the next loads (2,160 faults a
  * call against 610). */
+static void free_decoder(rsc_decoder *d) {
+  int big = d && rsc_decoder_bytes(d) > POOL_MAX_BYTES;
+  rsc_decoder_free(d);
+  if (big) rsc_release_memory();
+}
+
 static void pool_give(rsc_decoder *d, const rsc_options *opt) {
-  if (!d) return;
-  if (pool_len < POOL_SIZE && rsc_decoder_bytes(d) <= POOL_MAX_BYTES) {
+  if (d && pool_len < POOL_SIZE && rsc_decoder_bytes(d) <= POOL_MAX_BYTES) {
     pool[pool_len].d = d;
     pool[pool_len].opt = *opt;
     pool_len++;
     return;
   }
-  int big = rsc_decoder_bytes(d) > POOL_MAX_BYTES;
-  rsc_decoder_free(d);
-  if (big) rsc_release_memory();
+  free_decoder(d);
 }
 
 /* hold: the data's buffer is left held in *hold (release it with
@@ -1773,7 +1778,7 @@ static void pydec_clear(pydec *p) {
   for (size_t i = 0; i < n; i++) Py_DECREF(s[i].obj);
   free(s);
   memo_clear(&p->m);
-  rsc_decoder_free(p->d);
+  free_decoder(p->d);
   p->d = NULL;
 }
 

@@ -117,7 +117,8 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
 def release_memory():
     """Free the decoders kept for the next decode: ``loads`` and
     ``canonical_dump`` keep two that read at most 1 MB each, and the C
-    library one more (``rsc_release_memory``; streaming decoders go there),
+    library one more (``rsc_release_memory``; streaming decoders of at
+    most 1 MB go there),
     so that repeated decodes skip the page faults of fresh memory. Decoding
     afterwards works as before."""
     _n._release_memory()

@@ -140,3 +140,36 @@ def test_release_memory_gives_back_what_decoders_keep():
     if _trim() and not _under_asan():
         assert _rss() < kept - 2 * 2 ** 20, "release_memory gave back %.1f MB" % ((kept - _rss()) / 2 ** 20)
     assert R.loads(data)[15999] == {"a": "s16000", "b": [1, 2, 3], "c": {"d": None}}
+
+
+def test_a_big_decoder_is_not_left_in_the_c_librarys_slot():
+    # loads and a streaming Decoder free a decoder that read more than 1 MB
+    # outright: left where rsc_decoder_free keeps one (trimmed, up to 16 MiB),
+    # it made the next loads of a big text page fault its heap in again
+    # (glibc's trim threshold; docs/performance.md, twenty-first round).
+    rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, 40001))
+    data = rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, 40001)) + b"]\n"
+    assert len(data) > 1 << 20
+
+    def kept_by_the_library():
+        d = R.lib.rsc_decoder_new(R.ffi.NULL)  # the kept one, if any
+        try:
+            return R.lib.rsc_decoder_peak_memory(d)
+        finally:
+            R.lib.rsc_decoder_free(d)
+            R.lib.rsc_release_memory()
+
+    R.release_memory()
+    assert kept_by_the_library() < 1 << 20  # a new decoder: 16 KB
+    assert len(R.loads(data)) == 40000
+    assert kept_by_the_library() < 1 << 20
+    with R.Decoder() as d:
+        d.feed(data)
+        d.finish()
+    assert kept_by_the_library() < 1 << 20
+    # while a streaming Decoder of a smaller payload is kept, as it was
+    small = b"".join(b'%x:{"a":"s%d","b":[1,2,3]}\n' % (i, i) for i in range(1, 4001))
+    with R.Decoder() as d:
+        d.feed(small + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, 4001)) + b"]\n")
+        d.finish()
+    assert kept_by_the_library() > 1 << 18
