@@ -282,8 +282,8 @@ RSC_API const rsc_error *rsc_decoder_error(const rsc_decoder *d);
  * the default allocator, with row buffers for rows of at most 2 MiB (a
  * reset keeps those), is instead kept, emptied, for the next
  * rsc_decoder_new (one at a time, replacing the one kept before), holding
- * at most 16 MiB of arena blocks and 256 KiB of chunk table (the rest goes
- * back): a host making a decoder per response then skips the page faults
+ * at most 16 MiB of arena blocks, 256 KiB of chunk table and stacks of
+ * 4,096 entries (the rest goes back): a host making a decoder per response then skips the page faults
  * of fresh memory (see rsc_decoder_reset). Nothing read from d survives
  * either way. rsc_release_memory frees the kept one. */
 RSC_API void rsc_decoder_free(rsc_decoder *d);

@@ -120,9 +120,9 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
  * a slot for the next rsc_decoder_new, emptied and trimmed: its arenas
  * keep at most WARM_MAX_HELD bytes of blocks (the largest go back first:
  * they are huge pages, cheap to fault again), its chunk table at most
- * WARM_MAX_TABLE bytes, its stacks WARM_MAX_STACK entries; a decoder with row buffers for rows of more than
- * WARM_MAX_ROW_BUFFER (a reset keeps those), or on the caller's allocator,
- * is not kept. A decoder with the same JSON depth limit (simdjson's
+ * WARM_MAX_TABLE bytes, its stacks WARM_MAX_STACK entries. A decoder with
+ * row buffers for rows of more than WARM_MAX_ROW_BUFFER (a reset keeps
+ * those), or on the caller's allocator, is not kept. A decoder with the same JSON depth limit (simdjson's
  * buffers are sized by it) takes it, under the new options. One atomic
  * slot: a decoder is never shared between threads. rsc_release_memory
  * frees it. */

@@ -118,9 +118,8 @@ def release_memory():
     """Free the decoders kept for the next decode: ``loads`` and
     ``canonical_dump`` keep two that read at most 1 MB each, and the C
     library one more (``rsc_release_memory``; streaming decoders of at
-    most 1 MB go there),
-    so that repeated decodes skip the page faults of fresh memory. Decoding
-    afterwards works as before."""
+    most 1 MB go there), so that repeated decodes skip the page faults of
+    fresh memory. Decoding afterwards works as before."""
     _n._release_memory()
 
 
