@@ -385,9 +385,11 @@ static uint8_t *alloc_row_bytes(rsc_decoder *d, size_t n, uint8_t **raw) {
   return (uint8_t *)(((uintptr_t)*raw + 31) & ~(uintptr_t)31);
 }
 
-static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, bytes_hold hold) {
+/* known: bytes at p already checked as ASCII (a gathered row's, frame.c). */
+static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, size_t known,
+                          bytes_hold hold) {
   if (hold != BYTES_COPY) {
-    size_t ascii = hold == BYTES_OWN ? rsc__ascii_prefix(p, n) : 0;
+    size_t ascii = hold == BYTES_OWN ? known + rsc__ascii_prefix(p + known, n - known) : 0;
     if (ascii == n || rsc__utf8_valid(p + ascii, n - ascii)) {
       rsc_node v = rsc__str(RSC_STRING, (const char *)p, n);
       if (hold == BYTES_BORROW) v.flags = NF_BORROWED;
@@ -678,7 +680,9 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   strip_bom(&p, &n);
   switch (tag) {
   case 'T': {
-    rsc_node v = text_node(d, p, n, holding(d, row));
+    /* (a BOM is not ASCII: where one was stripped, nothing was known) */
+    size_t known = row->gathered && p == row->data ? row->ascii : 0;
+    rsc_node v = text_node(d, p, n, known, holding(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }

@@ -35,6 +35,8 @@ typedef struct rsc_row {
                           the framer's own, reused for the next row)        */
   bool gathered;       /* data is the buffer the consumer's dest_fn gave
                           for this row (its own memory: nothing to copy)   */
+  size_t ascii;        /* gathered text rows: data[0..ascii) is ASCII, as
+                          checked while the pieces were copied (else 0)    */
   const uint8_t *data;
   size_t len;
   uint64_t offset;     /* stream offset of the row's first byte (its id)   */
@@ -92,6 +94,7 @@ typedef struct rsc_frame {
   rsc_dest_fn dest_fn;  /* length rows split across feeds go there       */
   bool in_dest;         /* buf is dest_fn's buffer for the current row,
                            sized to it (own_buf is the framer's)         */
+  size_t dest_ascii;    /* a text row in dest: buf[0..dest_ascii) is ASCII */
   uint8_t *own_buf;
   size_t own_cap;
   /* The ends of newline rows found ahead in the buffer being fed

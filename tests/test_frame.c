@@ -271,6 +271,60 @@ Test(frame, split_length_rows_gather_into_the_consumers_buffer) {
   }
 }
 
+/* A text row gathered into the consumer's buffer reports how much of it
+ * was checked as ASCII while its pieces were copied: never past its first
+ * other byte, and of an ASCII row fed in pieces of 256 bytes or more, all
+ * but the last piece at least (smaller pieces, and the decoder's
+ * small-feed fast paths, copy without a check). */
+typedef struct ascii_log {
+  size_t ascii, len;
+  int rows;
+} ascii_log;
+
+static rsc_status note_ascii(void *ctx, const rsc_row *row) {
+  ascii_log *l = ctx;
+  if (row->tag == 'T' && row->gathered) {
+    l->ascii = row->ascii;
+    l->len = row->len;
+    l->rows++;
+  }
+  return RSC_OK;
+}
+
+static uint8_t *dest_static(void *ctx, uint8_t tag, size_t len) {
+  static uint8_t buf[4096];
+  (void)ctx, (void)tag;
+  return len < sizeof buf ? buf : NULL;
+}
+
+Test(frame, a_gathered_text_rows_ascii_prefix_is_known) {
+  enum { N = 2000 };
+  static char in[N + 16];
+  for (int other = -1; other < N; other += 179) {
+    int h = snprintf(in, sizeof in, "1:T%x,", N);
+    for (int k = 0; k < N; k++) in[h + k] = (char)(k == other ? 0xC3 : 'a' + k % 26);
+    if (other >= 0 && other + 1 < N) in[h + other + 1] = (char)0xA9; /* U+00E9 */
+    size_t len = (size_t)h + N;
+    for (size_t piece = 1; piece < len; piece = piece < 16 ? piece + 1 : piece * 2) {
+      rsc_frame *f = rsc__frame_new(NULL, false, 1 << 20);
+      f->dest_fn = dest_static;
+      ascii_log l = {0, 0, 0};
+      rsc_error e;
+      for (size_t i = 0; i < len; i += piece)
+        cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in + i, len - i < piece ? len - i : piece,
+                                     note_ascii, &l, &e),
+                     RSC_OK);
+      cr_assert_eq(l.rows, 1, "pieces of %zu", piece);
+      cr_expect_eq(l.len, N);
+      size_t truth = other < 0 ? N : (size_t)other;
+      cr_expect_leq(l.ascii, truth, "other byte at %d, pieces of %zu: %zu", other, piece, l.ascii);
+      if (other < 0 && piece >= 512)
+        cr_expect_geq(l.ascii, N - piece, "pieces of %zu: %zu", piece, l.ascii);
+      rsc__frame_free(f);
+    }
+  }
+}
+
 /* A length can claim far more than arrives: a row over 1 MiB gets its
  * buffer only once an eighth of it is here (what was gathered is carried
  * over), so a claim of 256 MiB and one byte allocates nothing of that. */

@@ -952,23 +952,26 @@ Test(revive, a_byte_order_mark_is_dropped_per_row) {
 }
 
 /* A text row split over feeds, gathered piece by piece (frame.c's
- * dest_fn), is checked as UTF-8 and repaired past its ASCII prefix as a
- * row fed whole is: the same text whatever the pieces. */
+ * dest_fn, which checks pieces of 256 bytes or more as ASCII as it copies
+ * them), is checked as UTF-8 and repaired past its ASCII prefix as a row
+ * fed whole is: the same text whatever the pieces. */
 Test(revive, split_text_rows_are_checked_past_their_ascii_prefix) {
   static const char *tails[] = {"", "\xc3\xa9 ok", "\xff bad", "\xe2\x82", "x\xf0\x9f\x98\x80"};
+  enum { ASCII = 2000 };
+  static char in[ASCII + 64];
   for (size_t t = 0; t < sizeof tails / sizeof *tails; t++) {
     const char *tail = tails[t];
     size_t tn = strlen(tail);
-    char in[1024];
-    int h = snprintf(in, sizeof in, "1:T%zx,", 400 + tn);
-    for (int k = 0; k < 400; k++) in[h + k] = (char)('a' + k % 26);
-    memcpy(in + h + 400, tail, tn);
-    int n = h + 400 + (int)tn;
+    /* the tail in the middle of the row, in a piece that is not its last */
+    int h = snprintf(in, sizeof in, "1:T%zx,", ASCII + tn);
+    for (int k = 0; k < ASCII; k++) in[h + k + (k < ASCII / 2 ? 0 : (int)tn)] = (char)('a' + k % 26);
+    memcpy(in + h + ASCII / 2, tail, tn);
+    int n = h + ASCII + (int)tn;
     n += snprintf(in + n, sizeof in - (size_t)n, "0:[\"$1\"]\n");
     rsc_decoder *whole = ts_decode(in, (size_t)n, 0, 0);
     char *want = ts_dump(whole);
     cr_assert(want);
-    for (size_t piece = 1; piece <= 256; piece = piece < 20 ? piece + 1 : piece * 2) {
+    for (size_t piece = 1; piece <= 1024; piece = piece < 20 ? piece + 1 : piece * 2) {
       rsc_decoder *d = ts_decode(in, (size_t)n, piece, 0);
       char *got = ts_dump(d);
       cr_expect(got && strcmp(got, want) == 0, "tail %zu, pieces of %zu:\n%s\nwhole:\n%s", t,
