@@ -64,6 +64,7 @@ void rsc__frame_reset(rsc_frame *f) {
   f->buf_cap = keep.buf_cap;
   f->dest_fn = keep.dest_fn;
   f->peeked = keep.peeked;
+  f->peeked_cap = keep.peeked_cap;
 }
 
 size_t rsc__frame_buffer_cap(const rsc_frame *f) { return f->in_dest ? f->own_cap : f->buf_cap; }
@@ -125,14 +126,20 @@ const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_
 }
 
 bool rsc__frame_remember_row(rsc_frame *f, const uint8_t *data, size_t len) {
-  if (!f->peeked) {
-    f->peeked = (struct rsc_peeked *)rsc__heap_alloc(&f->alloc, RSC_FRAME_PEEKS * sizeof *f->peeked);
-    if (!f->peeked) return false;
+  if (f->peeked_count == f->peeked_cap) {
+    if (f->peeked_cap == RSC_FRAME_PEEKS) return true; /* the rest are scanned */
+    /* Grown as runs need it: a small payload's run of three rows took
+     * 4 KB for 256 at once, a fifth of its peak (page-25k). */
+    uint32_t cap = f->peeked_cap ? f->peeked_cap * 2 : 16;
+    if (cap > RSC_FRAME_PEEKS) cap = RSC_FRAME_PEEKS;
+    struct rsc_peeked *p = (struct rsc_peeked *)rsc__heap_realloc(
+        &f->alloc, f->peeked, f->peeked_cap * sizeof *p, cap * sizeof *p);
+    if (!p) return false;
+    f->peeked = p;
+    f->peeked_cap = cap;
   }
-  if (f->peeked_count < RSC_FRAME_PEEKS) {
-    f->peeked[f->peeked_count].data = data;
-    f->peeked[f->peeked_count++].nl = data + len;
-  }
+  f->peeked[f->peeked_count].data = data;
+  f->peeked[f->peeked_count++].nl = data + len;
   return true;
 }
 

@@ -101,9 +101,10 @@ typedef struct rsc_frame {
    * (rsc__frame_remember_row), in order: the framer takes a row's end from
    * here when the row starts where the next one noted does, instead of
    * scanning for its LF again (cleared as each feed ends).
-   * Room for RSC_FRAME_PEEKS, allocated when first needed. */
+   * Room for up to RSC_FRAME_PEEKS, grown as the runs need it. */
   struct rsc_peeked { const uint8_t *data, *nl; } *peeked;
   uint32_t peeked_count, peeked_next;
+  uint32_t peeked_cap;  /* grown as runs need it, up to RSC_FRAME_PEEKS  */
 } rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */

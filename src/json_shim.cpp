@@ -61,6 +61,7 @@ struct row_batch {
   uint8_t *buf = nullptr;
   size_t cap = 0;
   batch_row *rows = nullptr;
+  uint32_t rows_cap = 0;            // grown as runs need it, up to ROWS
   uint32_t count = 0, next = 0;     // rows in it; the next to parse
   const uint8_t *cool = nullptr;    // no batch starts before this byte
   uint64_t feed = 0;                // the decoder's feed they are in (feeds)
@@ -500,14 +501,26 @@ static bool batch_nomem(rsc_json *j) {
   return false;
 }
 
-// The batch's row list, with the first rows found copied in (allocated
-// when a run first reaches MIN_ROWS, kept after).
-static batch_row *batch_rows(rsc_json *j, const batch_row *first, uint32_t n) {
+// Room for row n of a run in `rows`: the first MIN_ROWS are on the stack
+// (`first`: nothing is allocated for a run too short to batch), the rest
+// in the batch's list, which starts at 16 rows and doubles up to ROWS (a
+// list of ROWS at once was 4 KB, a fifth of a small page's peak), with the
+// first rows copied in when it is first used. `move`: into the list even
+// when the stack has room. NULL: out of memory.
+static batch_row *batch_room(rsc_json *j, batch_row *rows, const batch_row *first, uint32_t n,
+                             bool move) {
   row_batch &b = j->batch;
-  if (!b.rows)
-    b.rows = static_cast<batch_row *>(
-        rsc__heap_alloc(&j->d->arena.alloc, row_batch::ROWS * sizeof(batch_row)));
-  if (b.rows) std::memcpy(b.rows, first, n * sizeof *first);
+  if (rows == first ? n < row_batch::MIN_ROWS && !move : n < b.rows_cap) return rows;
+  if (n >= b.rows_cap) {
+    uint32_t cap = b.rows_cap ? b.rows_cap * 2 : 16;
+    if (cap > row_batch::ROWS) cap = row_batch::ROWS;
+    auto *nr = static_cast<batch_row *>(rsc__heap_realloc(
+        &j->d->arena.alloc, b.rows, b.rows_cap * sizeof(batch_row), cap * sizeof(batch_row)));
+    if (!nr) return nullptr;
+    b.rows = nr;
+    b.rows_cap = cap;
+  }
+  if (rows == first) std::memcpy(b.rows, first, n * sizeof *first);
   return b.rows;
 }
 
@@ -540,7 +553,7 @@ __attribute__((noinline)) static bool batch_start(rsc_json *j, const uint8_t *da
       if (r.len == 0 || r.len > row_batch::ROW_MAX || (r.data[0] != '[' && r.data[0] != '{') ||
           total + r.len + 3 > row_batch::BYTES)
         break;
-      if (n == row_batch::MIN_ROWS && !(rows = batch_rows(j, first, n))) return batch_nomem(j);
+      if (!(rows = batch_room(j, rows, first, n, false))) return batch_nomem(j);
       rows[n++] = batch_row{r.data, uint32_t(total), uint32_t(r.len)};
       total += r.len + 3;
       passed = 0;
@@ -557,9 +570,12 @@ __attribute__((noinline)) static bool batch_start(rsc_json *j, const uint8_t *da
     b.cool = p;
     return false;
   }
-  if (rows == first && !batch_rows(j, first, n)) return batch_nomem(j); // exactly MIN_ROWS
+  if (rows == first && !batch_room(j, rows, first, n, true)) return batch_nomem(j);
   if (b.cap < total + SIMDJSON_PADDING) {
-    size_t cap = row_batch::BYTES + SIMDJSON_PADDING; // the most a batch holds
+    // grown as runs need it, up to the most a batch holds
+    size_t cap = b.cap * 2;
+    if (cap < total + SIMDJSON_PADDING) cap = total + SIMDJSON_PADDING;
+    if (cap > row_batch::BYTES + SIMDJSON_PADDING) cap = row_batch::BYTES + SIMDJSON_PADDING;
     uint8_t *nb = static_cast<uint8_t *>(rsc__heap_realloc(&d->arena.alloc, b.buf, b.cap, cap));
     if (!nb) return batch_nomem(j);
     b.buf = nb;

@@ -688,3 +688,65 @@ Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
   free(bad);
   free(text);
 }
+
+/* ---- what a short batch takes ---------------------------------------------- */
+
+/* Bytes held through the hooks, at most (each block's size kept before it). */
+typedef struct sized {
+  size_t now, peak;
+} sized;
+static void *s_malloc(void *ctx, size_t n) {
+  sized *s = ctx;
+  size_t *p = malloc(n + 16);
+  if (!p) return NULL;
+  p[0] = n;
+  s->now += n;
+  if (s->now > s->peak) s->peak = s->now;
+  return (char *)p + 16;
+}
+static void s_free(void *ctx, void *q) {
+  if (!q) return;
+  sized *s = ctx;
+  size_t *p = (size_t *)((char *)q - 16);
+  s->now -= p[0];
+  free(p);
+}
+static void *s_realloc(void *ctx, void *q, size_t old_size, size_t n) {
+  (void)old_size;
+  void *r = s_malloc(ctx, n);
+  if (r && q) {
+    size_t had = ((size_t *)((char *)q - 16))[0];
+    memcpy(r, q, had < n ? had : n);
+    s_free(ctx, q);
+  }
+  return r;
+}
+
+static size_t peak_of(const char *in, uint64_t *batched) {
+  sized s = {0, 0};
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.alloc.malloc = s_malloc;
+  opt.alloc.realloc = s_realloc;
+  opt.alloc.free = s_free;
+  opt.alloc.ctx = &s;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert(d);
+  cr_assert_eq(rsc_decoder_feed(d, in, strlen(in)), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  *batched = d->batched_rows;
+  rsc_decoder_free(d);
+  return s.peak;
+}
+
+/* A run of three small rows shares one stage 1 (json_shim.cpp): its
+ * buffers are sized to those rows, not to the longest run (256 rows and
+ * 8 KB at once were a fifth of page-25k's peak). */
+Test(alloc, a_short_batch_takes_room_for_its_rows_only) {
+  uint64_t batched;
+  size_t alone = peak_of("1:[1]\n0:[\"$1\"]\n", &batched);
+  cr_expect_eq(batched, 0);
+  size_t run = peak_of("1:[1]\n2:[2]\n0:[\"$1\",\"$2\"]\n", &batched);
+  cr_expect_eq(batched, 3);
+  cr_expect_lt(run, alone + 2048, "a batch of three rows took %zu bytes more", run - alone);
+}
