@@ -680,8 +680,9 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   strip_bom(&p, &n);
   switch (tag) {
   case 'T': {
-    /* (a BOM is not ASCII: where one was stripped, nothing was known) */
-    size_t known = row->gathered && p == row->data ? row->ascii : 0;
+    /* (row->ascii is 0 but for gathered rows; a BOM is not ASCII: where
+     * one was stripped, nothing was known) */
+    size_t known = p == row->data ? row->ascii : 0;
     rsc_node v = text_node(d, p, n, known, holding(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
