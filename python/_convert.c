@@ -1522,11 +1522,17 @@ static int check_ready(void) {
  * memory ran out; a decoder error is left in the decoder. */
 /* One-shot decodes (loads, canonical_dump) reuse a few decoders: a fresh
  * decoder touches fresh memory, and its page faults were up to half of a
- * decode. Only decoders that read at most POOL_MAX_BYTES are kept (their
- * arenas and simdjson's buffers scale with the payload), so what the pool
- * holds stays small. The pool is only touched with the GIL held. */
+ * decode. Decoders that read at most SMALL_BYTES are kept, and one that
+ * read up to POOL_MAX_BYTES (its arenas and simdjson's buffers scale with
+ * the payload: about 2.5x what it read, so at most ~20 MB held for the
+ * next call). A 4 MB page faulted ~2,900 pages a loads when its decoder
+ * was freed each time, ~820 pooled (the rest are Python's own objects):
+ * 1.1-1.2x faster (docs/performance.md, twenty-third round). Past
+ * POOL_MAX_BYTES a decoder is freed outright (free_decoder says why). The
+ * pool is only touched with the GIL held. */
 #define POOL_SIZE 2
-#define POOL_MAX_BYTES ((uint64_t)1 << 20)
+#define SMALL_BYTES ((uint64_t)1 << 20)
+#define POOL_MAX_BYTES ((uint64_t)8 << 20)
 static struct {
   rsc_decoder *d;
   rsc_options opt;
@@ -1555,13 +1561,17 @@ static rsc_decoder *pool_take(const rsc_options *opt) {
  * result went, and faulted in again by the next loads (2,160 faults a
  * call against 610). */
 static void free_decoder(rsc_decoder *d) {
-  int big = d && rsc_decoder_bytes(d) > POOL_MAX_BYTES;
+  int big = d && rsc_decoder_bytes(d) > SMALL_BYTES;
   rsc_decoder_free(d);
   if (big) rsc_release_memory();
 }
 
 static void pool_give(rsc_decoder *d, const rsc_options *opt) {
-  if (d && pool_len < POOL_SIZE && rsc_decoder_bytes(d) <= POOL_MAX_BYTES) {
+  uint64_t read = d ? rsc_decoder_bytes(d) : 0;
+  int room = pool_len < POOL_SIZE && read <= POOL_MAX_BYTES;
+  for (int i = 0; room && read > SMALL_BYTES && i < pool_len; i++)
+    if (rsc_decoder_bytes(pool[i].d) > SMALL_BYTES) room = 0; /* one big one at most */
+  if (d && room) {
     pool[pool_len].d = d;
     pool[pool_len].opt = *opt;
     pool_len++;
@@ -1572,7 +1582,7 @@ static void pool_give(rsc_decoder *d, const rsc_options *opt) {
 
 /* hold: the data's buffer is left held in *hold (release it with
  * PyBuffer_Release once done with the decoder's values; hold->obj is NULL
- * when there is nothing to release). Payloads of at most POOL_MAX_BYTES
+ * when there is nothing to release). Payloads of at most SMALL_BYTES
  * then decode with RSC_OPT_BORROW_INPUT: text and binary rows point into
  * the data instead of being copied into the pooled decoder. Larger ones are
  * copied as before: there, borrowing made loads slower (the 10 MB page 0.7x,
@@ -1584,7 +1594,7 @@ static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits
   Py_buffer buf;
   if (!check_ready() || parse_options(flags, limits, opt) < 0 || get_data(data, &buf) < 0)
     return NULL;
-  int borrow = hold && (uint64_t)buf.len <= POOL_MAX_BYTES;
+  int borrow = hold && (uint64_t)buf.len <= SMALL_BYTES;
   opt->flags = (opt->flags & ~PY_SHARE_NONE) | extra_flags | (borrow ? RSC_OPT_BORROW_INPUT : 0);
   rsc_decoder *d = pool_take(opt);
   Py_BEGIN_ALLOW_THREADS
@@ -2227,6 +2237,23 @@ static PyObject *py_release_memory(PyObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* _pool(): the bytes each decoder kept by loads and canonical_dump read
+ * (tests). */
+static PyObject *py_pool(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  PyObject *t = PyTuple_New(pool_len);
+  for (int i = 0; t && i < pool_len; i++) {
+    PyObject *n = PyLong_FromUnsignedLongLong(rsc_decoder_bytes(pool[i].d));
+    if (!n) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, n);
+  }
+  return t;
+}
+
 static PyMethodDef methods[] = {
     {"_set_types", (PyCFunction)py_set_types, METH_O, "hand over the Python classes (once)"},
     {"_decode", (PyCFunction)(void (*)(void))py_decode, METH_FASTCALL,
@@ -2243,6 +2270,7 @@ static PyMethodDef methods[] = {
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
     {"_release_memory", (PyCFunction)py_release_memory, METH_NOARGS,
      "free the decoders kept for the next decode"},
+    {"_pool", (PyCFunction)py_pool, METH_NOARGS, "bytes read by each decoder kept (tests)"},
 #ifdef HAVE_TEXT_AVX2
     {"_text_avx2", (PyCFunction)py_text_avx2, METH_O,
      "use AVX2 in the string scan and fill (where the CPU has it); returns the old setting (tests)"},

@@ -116,7 +116,8 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
 
 def release_memory():
     """Free the decoders kept for the next decode: ``loads`` and
-    ``canonical_dump`` keep two that read at most 1 MB each, and the C
+    ``canonical_dump`` keep two (that read at most 1 MB, or one of them up
+    to 8 MB, holding about 2.5 times that), and the C
     library one more (``rsc_release_memory``; streaming decoders of at
     most 1 MB go there), so that repeated decodes skip the page faults of
     fresh memory. Decoding afterwards works as before."""

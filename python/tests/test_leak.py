@@ -142,11 +142,46 @@ def test_release_memory_gives_back_what_decoders_keep():
     assert R.loads(data)[15999] == {"a": "s16000", "b": [1, 2, 3], "c": {"d": None}}
 
 
+def _rows(n):
+    rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, n + 1))
+    return rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, n + 1)) + b"]\n"
+
+
+def test_loads_keeps_one_decoder_of_a_few_megabytes():
+    # Decoders that read up to 1 MB are kept for the next call, and one that
+    # read up to 8 MB (its page faults were a fifth of a 4 MB page's loads;
+    # docs/performance.md, twenty-third round); bigger ones are freed.
+    R.release_memory()
+    assert R._n._pool() == ()
+    big = _rows(60000)  # ~2.6 MB
+    assert 1 << 20 < len(big) < 8 << 20
+    assert len(R.loads(big)) == 60000
+    assert R._n._pool() == (len(big),)
+    small = _rows(100)
+    assert len(R.loads(small)) == 100  # borrowed input: options of its own
+    assert sorted(R._n._pool()) == [len(small), len(big)]
+    R.release_memory()
+    # a second big decoder (other options) while one is kept: freed
+    assert len(R.loads(big)) == 60000
+    assert len(R.loads(big, dev=True)) == 60000
+    assert R._n._pool() == (len(big),)
+    assert R.canonical_dump(big).startswith("{")  # options of its own: freed too
+    assert R._n._pool() == (len(big),)
+    R.release_memory()
+    huge = _rows(200000)  # ~9.3 MB
+    assert len(huge) > 8 << 20
+    assert len(R.loads(huge)) == 200000
+    assert R._n._pool() == ()
+    R.release_memory()
+    assert R._n._pool() == ()
+
+
 def test_a_big_decoder_is_not_left_in_the_c_librarys_slot():
-    # loads and a streaming Decoder free a decoder that read more than 1 MB
-    # outright: left where rsc_decoder_free keeps one (trimmed, up to 16 MiB),
-    # it made the next loads of a big text page fault its heap in again
-    # (glibc's trim threshold; docs/performance.md, twenty-first round).
+    # loads (past what it keeps itself) and a streaming Decoder free a
+    # decoder that read more than 1 MB outright: left where rsc_decoder_free
+    # keeps one (trimmed, up to 16 MiB), it made the next loads of a big
+    # text page fault its heap in again (glibc's trim threshold;
+    # docs/performance.md, twenty-first round).
     rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, 40001))
     data = rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, 40001)) + b"]\n"
     assert len(data) > 1 << 20
