@@ -118,11 +118,16 @@ def _trim():
         return False
 
 
+def _rows(n):
+    """n small model rows and a root row 0 listing them."""
+    rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, n + 1))
+    return rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, n + 1)) + b"]\n"
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
 def test_release_memory_gives_back_what_decoders_keep():
     # ~0.9 MB of small rows: within what loads keeps for the next call
-    rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, 16001))
-    data = rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, 16001)) + b"]\n"
+    data = _rows(16000)
     assert len(data) < 1 << 20
     for _ in range(3):
         assert len(R.loads(data)) == 16000
@@ -140,11 +145,6 @@ def test_release_memory_gives_back_what_decoders_keep():
     if _trim() and not _under_asan():
         assert _rss() < kept - 2 * 2 ** 20, "release_memory gave back %.1f MB" % ((kept - _rss()) / 2 ** 20)
     assert R.loads(data)[15999] == {"a": "s16000", "b": [1, 2, 3], "c": {"d": None}}
-
-
-def _rows(n):
-    rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, n + 1))
-    return rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, n + 1)) + b"]\n"
 
 
 def test_loads_keeps_one_decoder_of_a_few_megabytes():
@@ -182,8 +182,7 @@ def test_a_big_decoder_is_not_left_in_the_c_librarys_slot():
     # keeps one (trimmed, up to 16 MiB), it made the next loads of a big
     # text page fault its heap in again (glibc's trim threshold;
     # docs/performance.md, twenty-first round).
-    rows = b"".join(b'%x:{"a":"s%d","b":[1,2,3],"c":{"d":null}}\n' % (i, i) for i in range(1, 40001))
-    data = rows + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, 40001)) + b"]\n"
+    data = _rows(40000)
     assert len(data) > 1 << 20
 
     def kept_by_the_library():
