@@ -111,9 +111,13 @@ static void sb_base64(sbuf *b, const uint8_t *p, size_t n) {
 
 typedef struct seen_map {
   uintptr_t *keys;
-  uint32_t *places; /* the first place (see "places" below) */
+  uint32_t *places; /* the first place (see "places" below); NULL: a set */
   size_t cap, count;
   const rsc_alloc *al; /* the decoder's hooks (read-through), NULL: libc */
+  bool set;            /* keys only: no places kept (the read-through's
+                          identities, where they were a cache miss of their
+                          own on every insert and a third of the map's
+                          memory, at the decode's peak) */
 } seen_map;
 
 static const rsc_alloc libc_alloc; /* no hooks: malloc and free */
@@ -130,7 +134,7 @@ static uint64_t hash_ptr(uintptr_t p) {
   return x;
 }
 
-/* Where k's place is kept, or NULL when k is absent. */
+/* Where k's place is kept, or NULL when k is absent (not for a set). */
 static uint32_t *seen_place(seen_map *m, uintptr_t k) {
   if (!m->cap) return NULL;
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
@@ -151,8 +155,8 @@ static uint32_t seen_get(seen_map *m, uintptr_t k) {
 static bool seen_grow(seen_map *m, size_t cap) {
   const rsc_alloc *al = seen_alloc(m);
   uintptr_t *keys = (uintptr_t *)rsc__heap_alloc(al, cap * sizeof *keys);
-  uint32_t *places = (uint32_t *)rsc__heap_alloc(al, cap * sizeof *places);
-  if (!keys || !places) {
+  uint32_t *places = m->set ? NULL : (uint32_t *)rsc__heap_alloc(al, cap * sizeof *places);
+  if (!keys || (!places && !m->set)) {
     rsc__heap_free(al, keys);
     rsc__heap_free(al, places);
     return false;
@@ -163,7 +167,7 @@ static bool seen_grow(seen_map *m, size_t cap) {
     size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
     while (keys[h]) h = (h + 1) & (cap - 1);
     keys[h] = m->keys[i];
-    places[h] = m->places[i];
+    if (places) places[h] = m->places[i];
   }
   rsc__heap_free(al, m->keys);
   rsc__heap_free(al, m->places);
@@ -178,7 +182,7 @@ static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
   size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
   while (m->keys[h]) h = (h + 1) & (m->cap - 1);
   m->keys[h] = k;
-  m->places[h] = place;
+  if (m->places) m->places[h] = place;
   m->count++;
   return true;
 }
@@ -948,7 +952,6 @@ static bool fw_first(force_walk *f, uintptr_t id) {
     }
     if ((m->count + 1) * 2 <= m->cap) {
       m->keys[h] = id;
-      m->places[h] = 0;
       m->count++;
       return true;
     }
@@ -1124,6 +1127,7 @@ static size_t force_run(rsc_decoder *d, bool audit, size_t *unshared) {
   f.audit = audit;
   f.shares = unshared != NULL;
   f.seen.al = &d->arena.alloc; /* inside finish: through the caller's hooks */
+  f.seen.set = true;
   /* A new epoch for the chunks' marks; once they ran out (2^32 walks of
    * one stream), chunks go in the map of identities. */
   if (d->force_epoch < UINT32_MAX) f.epoch = ++d->force_epoch;
