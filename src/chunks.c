@@ -239,14 +239,21 @@ int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
 
 /* ---- listeners and the wake loop ---------------------------------------- */
 
-/* Fills l and appends it to c's listeners. */
+/* Whether a listener of this kind is an rsc_stream_listener. */
+static inline bool stream_kind(uint8_t kind) { return kind >= LK_STREAM_ENQUEUE; }
+
+/* Fills l (an rsc_stream_listener for the stream kinds) and appends it to
+ * c's listeners. */
 static inline void append_listener(rsc_chunk *c, rsc_listener *l, uint8_t kind, rsc_ref *ref,
                                    rsc_stream *s, rsc_chunk *target, rsc_node value) {
   l->kind = kind;
   l->ref = ref;
-  l->stream = s;
-  l->chunk = target;
-  l->value = value;
+  if (stream_kind(kind)) {
+    rsc_stream_listener *sl = (rsc_stream_listener *)l;
+    sl->stream = s;
+    sl->chunk = target;
+    sl->value = value;
+  }
   if (c->tail) {
     l->next = c->tail->next;
     c->tail->next = l;
@@ -258,7 +265,8 @@ static inline void append_listener(rsc_chunk *c, rsc_listener *l, uint8_t kind, 
 
 bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
                        rsc_stream *s, rsc_chunk *target, rsc_node value) {
-  rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
+  size_t size = stream_kind(kind) ? sizeof(rsc_stream_listener) : sizeof(rsc_listener);
+  rsc_listener *l = (rsc_listener *)rsc__alloc(d, size);
   if (!l) return false;
   append_listener(c, l, kind, ref, s, target, value);
   return true;
@@ -278,31 +286,32 @@ static void resolve_model_chunk(rsc_decoder *d, rsc_chunk *c, rsc_node json,
 
 static void run_listener(rsc_decoder *d, rsc_listener *l, rsc_node v, rsc_chunk *from,
                          bool reject) {
-  switch (l->kind) {
-  case LK_REF:
+  if (l->kind == LK_REF) {
     if (reject) rsc__reject_reference(d, l->ref->handler, v);
     else rsc__fulfill_reference(d, l->ref, v, from);
-    break;
-  case LK_NOOP:
-    break;
+    return;
+  }
+  if (!stream_kind(l->kind)) return; /* LK_NOOP */
+  const rsc_stream_listener *sl = (const rsc_stream_listener *)l;
+  switch (l->kind) {
   case LK_STREAM_ENQUEUE:
-    if (reject) stream_set_error(d, l->stream, v);
-    else stream_push(d, l->stream, v);
+    if (reject) stream_set_error(d, sl->stream, v);
+    else stream_push(d, sl->stream, v);
     break;
   case LK_STREAM_RESUME:
     if (!reject) {
-      if (l->stream->previous_blocked == l->chunk) l->stream->previous_blocked = NULL;
-      resolve_model_chunk(d, l->chunk, l->value, l->json_error);
+      if (sl->stream->previous_blocked == sl->chunk) sl->stream->previous_blocked = NULL;
+      resolve_model_chunk(d, sl->chunk, sl->value, l->json_error);
     }
     break;
   case LK_STREAM_CLOSE:
-    if (!reject) l->stream->end = RSC_STREAM_DONE;
+    if (!reject) sl->stream->end = RSC_STREAM_DONE;
     break;
   case LK_STREAM_ERROR:
-    if (!reject) stream_set_error(d, l->stream, l->value);
+    if (!reject) stream_set_error(d, sl->stream, sl->value);
     break;
   case LK_STREAM_PUSH:
-    if (!reject) stream_push(d, l->stream, l->value);
+    if (!reject) stream_push(d, sl->stream, sl->value);
     break;
   }
 }
@@ -315,16 +324,16 @@ static void run_listener(rsc_decoder *d, rsc_listener *l, rsc_node v, rsc_chunk 
 static void after_blocked(rsc_decoder *d, rsc_chunk *blocked, uint8_t kind, rsc_stream *s,
                           rsc_chunk *target, rsc_node value, const char *json_error) {
   if (blocked->state == CS_FULFILLED) {
-    rsc_listener now = {.kind = kind, .json_error = json_error, .stream = s, .chunk = target,
-                        .value = value};
-    run_listener(d, &now, blocked->value, blocked, false);
+    rsc_stream_listener now = {.head = {.kind = kind, .json_error = json_error},
+                               .stream = s, .chunk = target, .value = value};
+    run_listener(d, &now.head, blocked->value, blocked, false);
     return;
   }
   if (blocked->state == CS_REJECTED) return;
-  rsc_listener *l = (rsc_listener *)rsc__alloc(d, sizeof *l);
+  rsc_stream_listener *l = (rsc_stream_listener *)rsc__alloc(d, sizeof *l);
   if (!l) return;
-  append_listener(blocked, l, kind, NULL, s, target, value);
-  l->json_error = json_error; /* LK_STREAM_RESUME's: no ref to share it */
+  append_listener(blocked, &l->head, kind, NULL, s, target, value);
+  l->head.json_error = json_error; /* LK_STREAM_RESUME's: no ref to share it */
 }
 
 /* React's wakeChunk / rejectChunk, run from a job stack: a job pushed while

@@ -252,6 +252,9 @@ typedef enum listener_kind {
                         row) once the blocked item before it is fulfilled */
 } listener_kind;
 
+/* What every listener has: 24 bytes, all that a reference (LK_REF) and a
+ * subscription (LK_NOOP) take. A page's path references each wait with
+ * one (the 1 MB page has 3,379), so a stream's fields are not in it. */
 typedef struct rsc_listener {
   struct rsc_listener *next;
   uint8_t kind;
@@ -259,10 +262,19 @@ typedef struct rsc_listener {
     rsc_ref *ref;             /* LK_REF                                     */
     const char *json_error;   /* LK_STREAM_RESUME: the row's JSON error     */
   };
+} rsc_listener;
+
+/* The LK_STREAM_* kinds: the head, then what they act on. */
+typedef struct rsc_stream_listener {
+  rsc_listener head;
   struct rsc_stream *stream;
   struct rsc_chunk *chunk;  /* LK_STREAM_RESUME: the chunk to resolve      */
   rsc_node value;           /* LK_STREAM_RESUME: the JSON row; ERROR: error */
-} rsc_listener;
+} rsc_stream_listener;
+
+#ifndef __cplusplus
+_Static_assert(sizeof(rsc_listener) == 24, "a reference's listener is 24 bytes");
+#endif
 
 /* A stream chunk's controller: ReadableStream (R, r) or async iterable. */
 typedef struct rsc_stream {
