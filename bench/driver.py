@@ -285,6 +285,15 @@ def ratio_median(nums, dens):
     return statistics.median(rs) if rs else None
 
 
+def per_byte_ratio(times, nbytes, ref_times, ref_bytes):
+    """Median over rounds of (times[i] / nbytes) / (ref_times[i] / ref_bytes):
+    ns per byte against a reference size's in the same round (None where
+    either failed or was not run)."""
+    nums = [t / nbytes if t is not None else None for t in times]
+    dens = [t / ref_bytes if t is not None else None for t in ref_times]
+    return ratio_median(nums, dens)
+
+
 def mbps(nbytes, ns):
     return nbytes / 1e6 / (ns / 1e9) if ns else None
 
@@ -726,34 +735,54 @@ def memory(runner, payloads, rounds):
 
 
 def scaling(runner, rounds, max_size, js_max, decoders):
+    # Every size in every round, in turn (1 KB ... 100 MB, then again):
+    # the per-byte ratio of two sizes is then a median of ratios measured
+    # minutes apart at most, not of rounds run a quarter of an hour apart,
+    # while this kind of VM changes speed by up to 1.5x between processes.
     sizes = [s for s in SCALING_SIZES if s <= max_size]
-    out = []
+    entries = []
     for size in sizes:
         path = synthetic_payload(size)
         nbytes = os.path.getsize(path)
         decs = [d for d in decoders if d in C_DECODERS or nbytes <= js_max]
-        info("scaling %s: %s" % (fmt_bytes(nbytes), ",".join(decs)))
-        times = {d: [] for d in decs}
-        errors = {}
-        for _ in range(rounds):
-            for d in decs:
-                if d in errors:
+        entries.append({"size": size, "file": path, "bytes": nbytes, "decs": decs,
+                        "times": {d: [None] * rounds for d in decs}, "errors": {}})
+    for rnd in range(rounds):
+        info("scaling round %d/%d" % (rnd + 1, rounds))
+        for e in entries:
+            for d in e["decs"]:
+                if d in e["errors"]:
                     continue
-                res, err = runner.run(d, path)
+                res, err = runner.run(d, e["file"])
                 if err:
-                    errors[d] = err
-                    warn("scaling %s %s: %s" % (fmt_bytes(nbytes), d, err))
+                    e["errors"][d] = err
+                    warn("scaling %s %s: %s" % (fmt_bytes(e["bytes"]), d, err))
                     continue
-                times[d].append(float(res["median_ns"]))
-        med = {d: median(ts) for d, ts in times.items()}
-        out.append({"size": size, "file": path, "bytes": nbytes, "median_ns": med,
+                e["times"][d][rnd] = float(res["median_ns"])
+    ref = next((e for e in entries if e["size"] == 10**6), None)
+    out = []
+    for e in entries:
+        nbytes = e["bytes"]
+        med = {d: median([t for t in ts if t is not None]) for d, ts in e["times"].items()}
+        # ns per byte against 1 MB's, round by round (C decoders, which run
+        # every size), and the median of those ratios
+        rel = {}
+        if ref is not None:
+            for d in e["decs"]:
+                if d in C_DECODERS and d in ref["times"]:
+                    rel[d] = per_byte_ratio(e["times"][d], nbytes, ref["times"][d], ref["bytes"])
+        out.append({"size": e["size"], "file": e["file"], "bytes": nbytes, "median_ns": med,
                     "ns_per_byte": {d: (t / nbytes if t else None) for d, t in med.items()},
-                    "mb_per_s": {d: mbps(nbytes, t) for d, t in med.items()}, "errors": errors})
-    head = ["size", "bytes"] + ["%s ns/B" % LABEL[d] for d in decoders] + ["%s MB/s" % LABEL[d] for d in decoders]
+                    "mb_per_s": {d: mbps(nbytes, t) for d, t in med.items()},
+                    "vs_1mb": rel, "errors": e["errors"]})
+    cdecs = [d for d in decoders if d in C_DECODERS]
+    head = (["size", "bytes"] + ["%s ns/B" % LABEL[d] for d in decoders]
+            + ["%s ns/B vs 1 MB" % LABEL[d] for d in cdecs] + ["%s MB/s" % LABEL[d] for d in decoders])
     rows = []
     for r in out:
         rows.append([fmt_bytes(r["size"]), str(r["bytes"])]
                     + [fmt_num(r["ns_per_byte"].get(d)) for d in decoders]
+                    + [("%.2fx" % r["vs_1mb"][d]) if r["vs_1mb"].get(d) else "n/a" for d in cdecs]
                     + [fmt_num(r["mb_per_s"].get(d)) for d in decoders])
     # flatness: spread of ns/byte over sizes >= 100 KB (smaller ones carry fixed costs)
     flat = {}
@@ -763,8 +792,12 @@ def scaling(runner, rounds, max_size, js_max, decoders):
             flat[d] = max(v) / min(v)
     note = ("Synthetic PROD-shaped payloads (bench/python/synth.py: a list of cards with elements, client "
             "references, T rows, Maps, Sets, dates, bigints, promises, path references). "
-            "JS decoders run up to %s. Flatness = max/min ns per byte over sizes >= 100 KB: %s."
-            % (fmt_bytes(js_max), ", ".join("%s %.2f" % (LABEL[d], f) for d, f in flat.items()) or "n/a"))
+            "JS decoders run up to %s. Flatness = max/min ns per byte over sizes >= 100 KB: %s. "
+            "Each round runs every size in turn (a process each); 'ns/B vs 1 MB' is the median over rounds "
+            "of a size's ns per byte over 1 MB's in the same round (the target: 100 MB within 1.2x%s)."
+            % (fmt_bytes(js_max), ", ".join("%s %.2f" % (LABEL[d], f) for d, f in flat.items()) or "n/a",
+               "".join("; %s %.2fx" % (LABEL[d], r["vs_1mb"][d]) for r in out if r["size"] == 10**8
+                       for d in cdecs if r["vs_1mb"].get(d))))
     svg = svg_loglog([(LABEL[d], COLORS[d], [(r["bytes"], r["mb_per_s"].get(d)) for r in out]) for d in decoders],
                      "Throughput vs size (synthetic payloads)", "payload size (bytes, log)",
                      "throughput (MB/s, log)", _fmt_size_tick, _fmt_mbs_tick)

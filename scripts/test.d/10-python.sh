@@ -21,6 +21,8 @@ cmake --build "$B" -j"$jobs" --target rscflight_python rscflight_python_files rs
 PYTHONPATH="$B/python" "$PY" -c "import rscflight"
 RSCFLIGHT_BUILD_DIR="$B" PYTHONPATH="$B/python" \
   "$PY" -m pytest -q -p no:cacheprovider python/tests
+# The bench driver's arithmetic (medians of per-round ratios).
+"$PY" -m pytest -q -p no:cacheprovider bench/tests
 
 if [ "${RSC_PY_ASAN:-1}" != 0 ]; then
   echo "--- python/tests under ASan+UBSan"
