@@ -226,6 +226,28 @@ class Runner:
                 return o, None
         return None, "no result for %s in output" % path
 
+    def run_in_turns(self, decoder, paths, min_time=None):
+        """A C decoder on several files in one process, timed in turns
+        (`rscflight bench --files-in-turns`), so that their ratios leave out
+        the speed differences between processes. Returns ({path: result
+        dict}, error)."""
+        min_time = self.args.min_time if min_time is None else min_time
+        cmd = [self.cli, "bench", "--json", "--files-in-turns", "--min-time", "%g" % min_time]
+        if decoder == "parse-only":
+            cmd.append("--parse-only")
+        if decoder == "rscflight-borrow":
+            cmd.append("--borrow-input")
+        if decoder != "rscflight-new":
+            cmd.append("--reuse")
+        objs, err = self._run(cmd + list(paths))
+        if err:
+            return None, err
+        out = {o["file"]: o for o in objs if isinstance(o, dict) and "median_ns" in o}
+        missing = [p for p in paths if p not in out]
+        if missing:
+            return None, "no result for %s in output" % missing
+        return out, None
+
     def run_configs(self, path, chunk_sizes=(0,), threads=(1,), min_time=None, parse_only=False):
         """rscflight on one file, every (chunk size, threads) pair timed in
         turns in one process (the CLI interleaves them about every 2 ms), so
@@ -285,13 +307,17 @@ def ratio_median(nums, dens):
     return statistics.median(rs) if rs else None
 
 
+def per_byte_ratios(times, nbytes, ref_times, ref_bytes):
+    """(times[i] / nbytes) / (ref_times[i] / ref_bytes) for each round i
+    where both ran: ns per byte against a reference size's in that round."""
+    return [(t / nbytes) / (r / ref_bytes) for t, r in zip(times, ref_times)
+            if t is not None and r]
+
+
 def per_byte_ratio(times, nbytes, ref_times, ref_bytes):
-    """Median over rounds of (times[i] / nbytes) / (ref_times[i] / ref_bytes):
-    ns per byte against a reference size's in the same round (None where
-    either failed or was not run)."""
-    nums = [t / nbytes if t is not None else None for t in times]
-    dens = [t / ref_bytes if t is not None else None for t in ref_times]
-    return ratio_median(nums, dens)
+    """The median of per_byte_ratios (None when no round has both)."""
+    rs = per_byte_ratios(times, nbytes, ref_times, ref_bytes)
+    return statistics.median(rs) if rs else None
 
 
 def mbps(nbytes, ns):
@@ -735,10 +761,12 @@ def memory(runner, payloads, rounds):
 
 
 def scaling(runner, rounds, max_size, js_max, decoders):
-    # Every size in every round, in turn (1 KB ... 100 MB, then again):
-    # the per-byte ratio of two sizes is then a median of ratios measured
-    # minutes apart at most, not of rounds run a quarter of an hour apart,
-    # while this kind of VM changes speed by up to 1.5x between processes.
+    # Every size in every round (1 KB ... 100 MB, then again), the C
+    # decoders' sizes in one process timed in turns: the per-byte ratio of
+    # two sizes is then a median of ratios measured side by side, not of
+    # processes run minutes apart, while this kind of VM changes speed by
+    # up to 1.5x between processes (per-round ratios of 0.68-1.79x with a
+    # process per size and round).
     sizes = [s for s in SCALING_SIZES if s <= max_size]
     entries = []
     for size in sizes:
@@ -749,9 +777,22 @@ def scaling(runner, rounds, max_size, js_max, decoders):
                         "times": {d: [None] * rounds for d in decs}, "errors": {}})
     for rnd in range(rounds):
         info("scaling round %d/%d" % (rnd + 1, rounds))
+        # The C decoders: every size in one process, in turns.
+        for d in decoders:
+            if d not in C_DECODERS:
+                continue
+            res, err = runner.run_in_turns(d, [e["file"] for e in entries])
+            for e in entries:
+                if err:
+                    e["errors"][d] = err
+                elif d not in e["errors"]:
+                    e["times"][d][rnd] = float(res[e["file"]]["median_ns"])
+            if err:
+                warn("scaling %s: %s" % (d, err))
+        # The JS decoders: a process per size.
         for e in entries:
             for d in e["decs"]:
-                if d in e["errors"]:
+                if d in C_DECODERS or d in e["errors"]:
                     continue
                 res, err = runner.run(d, e["file"])
                 if err:
@@ -766,15 +807,18 @@ def scaling(runner, rounds, max_size, js_max, decoders):
         med = {d: median([t for t in ts if t is not None]) for d, ts in e["times"].items()}
         # ns per byte against 1 MB's, round by round (C decoders, which run
         # every size), and the median of those ratios
-        rel = {}
+        rel, spread = {}, {}
         if ref is not None:
             for d in e["decs"]:
                 if d in C_DECODERS and d in ref["times"]:
-                    rel[d] = per_byte_ratio(e["times"][d], nbytes, ref["times"][d], ref["bytes"])
+                    rs = per_byte_ratios(e["times"][d], nbytes, ref["times"][d], ref["bytes"])
+                    if rs:
+                        rel[d] = statistics.median(rs)
+                        spread[d] = (min(rs), max(rs))
         out.append({"size": e["size"], "file": e["file"], "bytes": nbytes, "median_ns": med,
                     "ns_per_byte": {d: (t / nbytes if t else None) for d, t in med.items()},
                     "mb_per_s": {d: mbps(nbytes, t) for d, t in med.items()},
-                    "vs_1mb": rel, "errors": e["errors"]})
+                    "vs_1mb": rel, "vs_1mb_range": spread, "errors": e["errors"]})
     cdecs = [d for d in decoders if d in C_DECODERS]
     head = (["size", "bytes"] + ["%s ns/B" % LABEL[d] for d in decoders]
             + ["%s ns/B vs 1 MB" % LABEL[d] for d in cdecs] + ["%s MB/s" % LABEL[d] for d in decoders])
@@ -782,7 +826,8 @@ def scaling(runner, rounds, max_size, js_max, decoders):
     for r in out:
         rows.append([fmt_bytes(r["size"]), str(r["bytes"])]
                     + [fmt_num(r["ns_per_byte"].get(d)) for d in decoders]
-                    + [("%.2fx" % r["vs_1mb"][d]) if r["vs_1mb"].get(d) else "n/a" for d in cdecs]
+                    + [("%.2fx (%.2f-%.2f)" % ((r["vs_1mb"][d],) + r["vs_1mb_range"][d]))
+                       if r["vs_1mb"].get(d) else "n/a" for d in cdecs]
                     + [fmt_num(r["mb_per_s"].get(d)) for d in decoders])
     # flatness: spread of ns/byte over sizes >= 100 KB (smaller ones carry fixed costs)
     flat = {}
@@ -793,8 +838,10 @@ def scaling(runner, rounds, max_size, js_max, decoders):
     note = ("Synthetic PROD-shaped payloads (bench/python/synth.py: a list of cards with elements, client "
             "references, T rows, Maps, Sets, dates, bigints, promises, path references). "
             "JS decoders run up to %s. Flatness = max/min ns per byte over sizes >= 100 KB: %s. "
-            "Each round runs every size in turn (a process each); 'ns/B vs 1 MB' is the median over rounds "
-            "of a size's ns per byte over 1 MB's in the same round (the target: 100 MB within 1.2x%s)."
+            "Each round runs every size: the C decoders all sizes in one process, timed in turns "
+            "(`rscflight bench --files-in-turns`), the JS ones a process per size; 'ns/B vs 1 MB' is the median over rounds "
+            "of a size's ns per byte over 1 MB's in the same round, with the least and the most of those "
+            "ratios in brackets (the target: 100 MB within 1.2x%s)."
             % (fmt_bytes(js_max), ", ".join("%s %.2f" % (LABEL[d], f) for d, f in flat.items()) or "n/a",
                "".join("; %s %.2fx" % (LABEL[d], r["vs_1mb"][d]) for r in out if r["size"] == 10**8
                        for d in cdecs if r["vs_1mb"].get(d))))

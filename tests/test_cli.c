@@ -535,6 +535,61 @@ Test(bench, lists_give_one_record_per_pair, .timeout = 60) {
   free(r.out);
 }
 
+/* --files-in-turns: every file timed in one process, one record each, in
+ * the order given, each with its own sizes and at least 5 decodes; it
+ * takes the whole buffer on one thread only. */
+/* A path holding a quote, a backslash and a tab still gives valid JSON
+ * records: the name is escaped, in both kinds of bench record. */
+Test(bench, json_records_escape_the_file_name, .timeout = 60) {
+  char dir[] = "/tmp/rsc-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "cp '%s/shop.rsc' \"%s/a\\\"b\\\\c\tx.rsc\"", EXAMPLES_DIR, dir);
+  run_result r = run_sh(cmd);
+  cr_assert_eq(r.status, 0, "%s", cmd);
+  free(r.out);
+  const char *modes[] = {"", "--files-in-turns"};
+  for (size_t i = 0; i < 2; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "bench --json --min-time 0.01 %s \"a\\\"b\\\\c\tx.rsc\"", modes[i]);
+    r = run_in(dir, args);
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\"file\":\"a\\\"b\\\\c\\u0009x.rsc\","), "%s: %s", modes[i],
+                       r.out);
+    free(r.out);
+  }
+  snprintf(cmd, sizeof cmd, "rm -r '%s'", dir);
+  r = run_sh(cmd);
+  free(r.out);
+}
+
+Test(bench, files_in_turns_give_one_record_per_file, .timeout = 60) {
+  run_result r = run("bench --json --reuse --files-in-turns --min-time 0.01 shop.rsc "
+                     "../tests/golden/shop-cut.rsc");
+  cr_assert_eq(r.status, 0, "%s", r.out);
+  const char *a = strstr(r.out, "\"file\":\"shop.rsc\"");
+  const char *b = strstr(r.out, "\"file\":\"../tests/golden/shop-cut.rsc\"");
+  cr_assert(a && b && a < b, "%s", r.out);
+  for (const char *rec = a; rec; rec = rec == a ? b : NULL) {
+    const char *m = strstr(rec, "\"median_ns\":"), *n = strstr(rec, "\"runs\":");
+    cr_assert(m && n, "%s", r.out);
+    cr_assert_gt(strtod(m + 12, NULL), 0, "%s", r.out);
+    cr_assert_geq(strtoul(n + 7, NULL, 10), 5, "%s", r.out);
+  }
+  const char *bytes_a = strstr(a, "\"bytes\":"), *bytes_b = strstr(b, "\"bytes\":");
+  cr_assert_neq(strtoul(bytes_a + 8, NULL, 10), strtoul(bytes_b + 8, NULL, 10), "%s", r.out);
+  free(r.out);
+  const char *bad[] = {"--chunk-size 64", "--threads 2", "--chunk-size 0,64"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "bench --files-in-turns --min-time 0.01 %s shop.rsc 2>/dev/null",
+             bad[i]);
+    r = run(args);
+    cr_assert_eq(r.status, 2, "%s: exit %d", bad[i], r.status);
+    free(r.out);
+  }
+}
+
 Test(bench, bad_lists_are_usage_errors) {
   const char *bad[] = {"--chunk-size 1,,2", "--chunk-size -1", "--chunk-size 4k",
                        "--threads 0",       "--threads 65",    "--threads 1,2,",

@@ -146,6 +146,10 @@ static void bench_help(FILE *f) {
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
           "                     instead of a new one each time: memory stays mapped\n"
+          "  --files-in-turns   time all FILEs in one process, in turns (the file that\n"
+          "                     has had the least time next, about 2 ms or one decode\n"
+          "                     a turn), a decoder each: their ratios leave out what\n"
+          "                     differs between processes (whole buffer, one thread)\n"
           "  --threads N        N threads decode at once, batch after batch (each thread\n"
           "                     several decodes per batch); median_ns is the wall time\n"
           "                     of N concurrent decodes, mb_per_s the aggregate\n"
@@ -578,6 +582,59 @@ static bool bench_file(const char *buf, size_t len, uint32_t flags, bool reuse, 
   return ok && pool.ok;
 }
 
+/* --files-in-turns: several files timed in one process, one reused (or
+ * fresh) decoder each, so that their per-byte ratios (1 MB against 100 MB,
+ * the scaling study) leave out the speed differences between processes,
+ * which on a VM reach 1.5x. The file that has had the least time goes
+ * next, for a turn of about 2 ms or one decode, whichever is longer, until
+ * each has had min_time and 5 samples. One thread, the whole buffer. */
+typedef struct turn_file {
+  const char *buf;
+  size_t len;
+  rsc_decoder *keep;
+  bench_config cfg;
+  double spent;
+} turn_file;
+
+static bool bench_in_turns(turn_file *tf, int n, uint32_t flags, bool reuse, double min_time) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  bool ok = true;
+  for (;;) {
+    int next = -1;
+    bool done = true;
+    for (int i = 0; i < n; i++) {
+      if (tf[i].cfg.n < 5 || tf[i].spent < min_time * 1e9) done = false;
+      if (next < 0 || tf[i].spent < tf[next].spent) next = i;
+    }
+    if (done || !ok) break;
+    turn_file *f = &tf[next];
+    double start = now_ns(), t1;
+    do {
+      double t0 = now_ns();
+      if (!decode_timed(f->buf, f->len, &opt, 0, reuse ? &f->keep : NULL)) ok = false;
+      t1 = now_ns();
+      if (!add_sample(&f->cfg, t1 - t0)) ok = false;
+      f->cfg.runs++;
+    } while (ok && t1 - start < 2e6);
+    f->spent += t1 - start;
+  }
+  return ok;
+}
+
+/* A file name as a JSON string: bench --json records stay valid JSON
+ * whatever the path holds (quotes, backslashes, control bytes). */
+static void print_json_name(const char *s) {
+  putchar('"');
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    if (*c == '"' || *c == '\\') printf("\\%c", *c);
+    else if (*c < 0x20) printf("\\u%04x", *c);
+    else putchar(*c);
+  }
+  putchar('"');
+}
+
 /* "  (pieces of N B, T threads)" for the text lines of several configs. */
 static const char *config_label(const bench_config *c) {
   static char s[80];
@@ -602,9 +659,60 @@ static bool parse_list(const char *s, long long lo, long long hi, long long *out
   return true;
 }
 
+static int bench_files_in_turns(char **files, int nfiles, uint32_t flags, bool reuse,
+                                double min_time, int json) {
+  turn_file *tf = calloc((size_t)nfiles, sizeof *tf);
+  if (!tf) return 1;
+  int rc = 0;
+  for (int f = 0; f < nfiles && !rc; f++) {
+    size_t len;
+    char *buf = read_all(files[f], &len);
+    if (!buf) {
+      fprintf(stderr, "%s: %s: %s\n", prog, files[f], strerror(errno));
+      rc = 1;
+      break;
+    }
+    tf[f].buf = buf;
+    tf[f].len = len;
+    tf[f].cfg.threads = 1;
+    const char *msg;
+    if (!measure_peak(buf, len, flags, 0, &tf[f].cfg.peak, &msg)) {
+      fprintf(stderr, "%s: %s: %s\n", prog, files[f], msg);
+      rc = 1;
+    }
+  }
+  if (!rc && !bench_in_turns(tf, nfiles, flags, reuse, min_time)) rc = 1;
+  if (!rc && json) printf("[");
+  for (int f = 0; f < nfiles; f++) {
+    bench_config *c = &tf[f].cfg;
+    if (!rc) {
+      qsort(c->t, c->n, sizeof *c->t, cmp_double);
+      double median = c->n ? c->t[c->n / 2] : 0;
+      double mbps = median > 0 ? (double)tf[f].len / (median / 1e9) / 1e6 : 0;
+      if (json)
+      {
+        printf("%s\n {\"file\":", f ? "," : "");
+        print_json_name(files[f]);
+        printf(",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,\"peak_bytes\":%zu,"
+               "\"rss_growth_bytes\":-1,\"runs\":%zu,\"threads\":1,\"chunk_size\":0}",
+               tf[f].len, median, mbps, c->peak, c->runs);
+      }
+      else
+        printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B  (in turns)\n", files[f],
+               tf[f].len, median, mbps, c->peak);
+    }
+    free(c->t);
+    rsc_decoder_free(tf[f].keep);
+    free((char *)tf[f].buf);
+  }
+  if (!rc && json) printf("\n]\n");
+  free(tf);
+  return rc;
+}
+
 static int cmd_bench(int argc, char **argv) {
   int json = 0;
-  bool reuse = false;
+  bool reuse = false, in_turns = false;
   double min_time = 1.0;
   long long chunks[BENCH_MAX_CONFIGS], threads[BENCH_MAX_CONFIGS];
   int nchunks = 0, nthreads = 0;
@@ -619,6 +727,7 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
     else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
+    else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc)
       bad = !parse_list(argv[++i], 0, (long long)1 << 40, chunks, &nchunks, BENCH_MAX_CONFIGS);
@@ -639,6 +748,13 @@ static int cmd_bench(int argc, char **argv) {
   if (nfiles == 0 || nchunks * nthreads > BENCH_MAX_CONFIGS) {
     free(files);
     return usage(stderr, 2);
+  }
+  if (in_turns) {
+    int rc = nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1
+                 ? usage(stderr, 2)
+                 : bench_files_in_turns(files, nfiles, flags, reuse, min_time, json);
+    free(files);
+    return rc;
   }
   int rc = 0, printed = 0;
   if (json) printf("[");
@@ -683,11 +799,14 @@ static int cmd_bench(int argc, char **argv) {
         double median = c->n ? c->t[c->n / 2] : 0; /* per decode, or per decode round */
         double mbps = median > 0 ? (double)c->threads * (double)len / (median / 1e9) / 1e6 : 0;
         if (json)
-          printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,"
-                 "\"peak_bytes\":%zu,\"rss_growth_bytes\":%lld,\"runs\":%zu,\"threads\":%d,"
-                 "\"chunk_size\":%zu}",
-                 printed++ ? "," : "", files[f], len, median, mbps, c->peak,
-                 i == 0 ? rss_growth : -1, c->runs, c->threads, c->chunk);
+        {
+          printf("%s\n {\"file\":", printed++ ? "," : "");
+          print_json_name(files[f]);
+          printf(",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,\"peak_bytes\":%zu,"
+                 "\"rss_growth_bytes\":%lld,\"runs\":%zu,\"threads\":%d,\"chunk_size\":%zu}",
+                 len, median, mbps, c->peak, i == 0 ? rss_growth : -1, c->runs, c->threads,
+                 c->chunk);
+        }
         else
           printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", files[f], len, median,
                  mbps, c->peak, ncfg > 1 ? config_label(c) : "");

@@ -28,3 +28,9 @@ def test_per_byte_ratio_is_per_round_and_per_byte():
     assert abs(driver.per_byte_ratio(times, 100, ref, 1) - 1.0) < 1e-9
     # a round that failed on one size does not pair with another round
     assert abs(driver.per_byte_ratio([None, 110.0], 100, [1.0, 1.0], 1) - 1.1) < 1e-9
+
+
+def test_per_byte_ratios_lists_each_round():
+    rs = driver.per_byte_ratios([100.0, None, 300.0], 100, [1.0, 1.0, 2.0], 1)
+    assert [round(r, 9) for r in rs] == [1.0, 1.5]
+    assert driver.per_byte_ratio([None], 100, [1.0], 1) is None
