@@ -677,9 +677,29 @@ static inline size_t short_hash(const char *s, size_t n) {
   return (size_t)(h ^ (h >> 29) ^ (h >> 47));
 }
 
+/* a[0..n) == b[0..n) for 1 <= n <= KC_MAXLEN, by overlapping loads as
+ * short_hash reads: a call to memcmp for the few bytes of a key or a class
+ * name was a third of the cache's cost (feed-1mb: 3.4 % of loads). */
+static inline int short_eq(const char *a, const char *b, size_t n) {
+  if (n >= 8) {
+    uint64_t d = (load64(a) ^ load64(b)) | (load64(a + n - 8) ^ load64(b + n - 8));
+    if (n > 16) d |= (load64(a + 8) ^ load64(b + 8)) | (load64(a + n - 16) ^ load64(b + n - 16));
+    return d == 0;
+  }
+  if (n >= 4) {
+    uint32_t x, y, z, w;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    memcpy(&z, a + n - 4, 4);
+    memcpy(&w, b + n - 4, 4);
+    return ((x ^ y) | (z ^ w)) == 0;
+  }
+  return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+}
+
 static PyObject *cached_text(kc_ent *cache, const char *s, size_t n) {
   kc_ent *e = &cache[short_hash(s, n) & (KC_SIZE - 1)];
-  if (e->o && e->len == n && memcmp(e->b, s, n) == 0) return Py_NewRef(e->o);
+  if (e->o && e->len == n && short_eq(e->b, s, n)) return Py_NewRef(e->o);
   PyObject *o = text(s, n);
   if (!o) return NULL;
   if (cache == kcache) PyUnicode_InternInPlace(&o);
