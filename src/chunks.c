@@ -623,7 +623,6 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     if (!c || c->state != CS_BLOCKED) return;
     rsc_listener *list = detach(c);
     c->value = h->value;
-    if (h->stream_value) c->stream = h->stream_value;
     rsc__settle(d, c, CS_FULFILLED);
     wake_chunk(d, list, c->value, c);
   }

@@ -196,7 +196,6 @@ typedef struct rsc_scope {
   rsc_node reason;
   int64_t deps;
   bool errored;
-  struct rsc_stream *stream_value; /* a stream chunk waiting on debug info   */
 } rsc_scope;
 
 /* 80 bytes (112 before; docs/performance.md, 21st round): a chunk per row
