@@ -152,6 +152,21 @@ def synthetic_payload(size, seed=1):
 # running decoders
 
 
+def c_decoder_flags(decoder):
+    """`rscflight bench` flags for a C decoder. One decoder per process,
+    reset between decodes (as a host decoding response after response does,
+    and as V8's heap stays warm for the JS clients); rscflight-new builds a
+    fresh one."""
+    flags = []
+    if decoder == "parse-only":
+        flags.append("--parse-only")
+    if decoder == "rscflight-borrow":
+        flags.append("--borrow-input")
+    if decoder != "rscflight-new":
+        flags.append("--reuse")
+    return flags
+
+
 class Runner:
     def __init__(self, args):
         self.args = args
@@ -187,16 +202,7 @@ class Runner:
         """One invocation on one file; returns (result dict or None, error)."""
         min_time = self.args.min_time if min_time is None else min_time
         if decoder in C_DECODERS:
-            cmd = [self.cli, "bench", "--json", "--min-time", "%g" % min_time]
-            if decoder == "parse-only":
-                cmd.append("--parse-only")
-            if decoder == "rscflight-borrow":
-                cmd.append("--borrow-input")
-            # One decoder per process, reset between decodes (as a host
-            # decoding response after response does, and as V8's heap stays
-            # warm for the JS clients); rscflight-new builds a fresh one.
-            if decoder != "rscflight-new":
-                cmd.append("--reuse")
+            cmd = [self.cli, "bench", "--json", "--min-time", "%g" % min_time] + c_decoder_flags(decoder)
             if chunk_size:
                 cmd += ["--chunk-size", str(chunk_size)]
             if threads:
@@ -233,12 +239,7 @@ class Runner:
         dict}, error)."""
         min_time = self.args.min_time if min_time is None else min_time
         cmd = [self.cli, "bench", "--json", "--files-in-turns", "--min-time", "%g" % min_time]
-        if decoder == "parse-only":
-            cmd.append("--parse-only")
-        if decoder == "rscflight-borrow":
-            cmd.append("--borrow-input")
-        if decoder != "rscflight-new":
-            cmd.append("--reuse")
+        cmd += c_decoder_flags(decoder)
         objs, err = self._run(cmd + list(paths))
         if err:
             return None, err

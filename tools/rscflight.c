@@ -635,6 +635,26 @@ static void print_json_name(const char *s) {
   putchar('"');
 }
 
+/* One config's result: its samples sorted for the median, then a JSON
+ * record (after a comma unless first) or a text line ending in label.
+ * Shared by the per-file configs and --files-in-turns. */
+static void print_result(const char *file, size_t len, bench_config *c, long long rss_growth,
+                         bool first, int json, const char *label) {
+  qsort(c->t, c->n, sizeof *c->t, cmp_double);
+  double median = c->n ? c->t[c->n / 2] : 0; /* per decode, or per decode round */
+  double mbps = median > 0 ? (double)c->threads * (double)len / (median / 1e9) / 1e6 : 0;
+  if (json) {
+    printf("%s\n {\"file\":", first ? "" : ",");
+    print_json_name(file);
+    printf(",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,\"peak_bytes\":%zu,"
+           "\"rss_growth_bytes\":%lld,\"runs\":%zu,\"threads\":%d,\"chunk_size\":%zu}",
+           len, median, mbps, c->peak, rss_growth, c->runs, c->threads, c->chunk);
+  } else {
+    printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", file, len, median, mbps,
+           c->peak, label);
+  }
+}
+
 /* "  (pieces of N B, T threads)" for the text lines of several configs. */
 static const char *config_label(const bench_config *c) {
   static char s[80];
@@ -685,22 +705,7 @@ static int bench_files_in_turns(char **files, int nfiles, uint32_t flags, bool r
   if (!rc && json) printf("[");
   for (int f = 0; f < nfiles; f++) {
     bench_config *c = &tf[f].cfg;
-    if (!rc) {
-      qsort(c->t, c->n, sizeof *c->t, cmp_double);
-      double median = c->n ? c->t[c->n / 2] : 0;
-      double mbps = median > 0 ? (double)tf[f].len / (median / 1e9) / 1e6 : 0;
-      if (json)
-      {
-        printf("%s\n {\"file\":", f ? "," : "");
-        print_json_name(files[f]);
-        printf(",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,\"peak_bytes\":%zu,"
-               "\"rss_growth_bytes\":-1,\"runs\":%zu,\"threads\":1,\"chunk_size\":0}",
-               tf[f].len, median, mbps, c->peak, c->runs);
-      }
-      else
-        printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B  (in turns)\n", files[f],
-               tf[f].len, median, mbps, c->peak);
-    }
+    if (!rc) print_result(files[f], tf[f].len, c, -1, f == 0, json, "  (in turns)");
     free(c->t);
     rsc_decoder_free(tf[f].keep);
     free((char *)tf[f].buf);
@@ -794,23 +799,9 @@ static int cmd_bench(int argc, char **argv) {
     if (ok && !bench_file(buf, len, flags, reuse, min_time, cfg, ncfg)) ok = false;
     for (int i = 0; i < ncfg; i++) {
       bench_config *c = &cfg[i];
-      if (ok) {
-        qsort(c->t, c->n, sizeof *c->t, cmp_double);
-        double median = c->n ? c->t[c->n / 2] : 0; /* per decode, or per decode round */
-        double mbps = median > 0 ? (double)c->threads * (double)len / (median / 1e9) / 1e6 : 0;
-        if (json)
-        {
-          printf("%s\n {\"file\":", printed++ ? "," : "");
-          print_json_name(files[f]);
-          printf(",\"bytes\":%zu,\"median_ns\":%.0f,\"mb_per_s\":%.2f,\"peak_bytes\":%zu,"
-                 "\"rss_growth_bytes\":%lld,\"runs\":%zu,\"threads\":%d,\"chunk_size\":%zu}",
-                 len, median, mbps, c->peak, i == 0 ? rss_growth : -1, c->runs, c->threads,
-                 c->chunk);
-        }
-        else
-          printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", files[f], len, median,
-                 mbps, c->peak, ncfg > 1 ? config_label(c) : "");
-      }
+      if (ok)
+        print_result(files[f], len, c, i == 0 ? rss_growth : -1, printed++ == 0, json,
+                     ncfg > 1 ? config_label(c) : "");
       free(c->t);
     }
     if (!ok) rc = 1;
