@@ -23,8 +23,9 @@
  *
  * Why the host polls its placeholders instead of waiting for an event per
  * part: React's client parses a row only when something reads it
- * (FLIGHT-PROTOCOL 8.3), and so does rscflight. A lazy's chunk settles when
- * the renderer looks at it, which is what flush_fills does after each piece.
+ * (docs/spec/FLIGHT-PROTOCOL.md 8.3), and so does rscflight. A lazy's chunk
+ * settles when the renderer looks at it, which is what flush_fills does after
+ * each piece.
  *
  * usage: stream_render [--piece N | --pieces MIN-MAX] [--seed S] [--whole] [FILE|-]
  *   --piece N        read N bytes at a time

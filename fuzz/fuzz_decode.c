@@ -83,11 +83,12 @@ static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int 
   return decode_into(rsc_decoder_new(&fo->opt), fo, p, n, mode, dump, err);
 }
 
-/* React delivers a 'b' row's pieces as they arrive (FLIGHT-PROTOCOL 2.5):
- * a 'b' row split across feeds for a chunk that is no byte stream is a
- * second row for that chunk (RSC_ERR_DUPLICATE_ROW, as React's TypeError),
- * while fed whole it is one Uint8Array. That difference is React's, so
- * payloads that may hold a 'b' tag skip the split-versus-whole check. */
+/* React delivers a 'b' row's pieces as they arrive
+ * (docs/spec/FLIGHT-PROTOCOL.md 2.5): a 'b' row split across feeds for a chunk
+ * that is no byte stream is a second row for that chunk (RSC_ERR_DUPLICATE_ROW,
+ * as React's TypeError), while fed whole it is one Uint8Array. That difference
+ * is React's, so payloads that may hold a 'b' tag skip the split-versus-whole
+ * check. */
 static bool has_b_tag(const uint8_t *p, size_t n) {
   for (size_t i = 0; i + 1 < n; i++)
     if (p[i] == ':' && p[i + 1] == 'b') return true;

@@ -146,8 +146,8 @@ enum {
    * instead of rejecting with "Connection closed.", open streams close. */
   RSC_OPT_ALLOW_PARTIAL = 1u << 1,
   /* Copy React's lenient id parsing: any byte is folded into the id with
-   * React's formula and ids wrap at 32 bits (FLIGHT-PROTOCOL 2.8). RISK:
-   * uppercase or garbage ids silently address other chunks. */
+   * React's formula and ids wrap at 32 bits (docs/spec/FLIGHT-PROTOCOL.md 2.8).
+   * RISK: uppercase or garbage ids silently address other chunks. */
   RSC_OPT_LENIENT_IDS = 1u << 2,
   /* Decode "$T" as a temporary reference node instead of rejecting the
    * chunk, as React does when the caller passed a temporaryReferences set. */
@@ -157,7 +157,8 @@ enum {
   /* Do not await the root from the start: its row is revived on its first
    * read (rsc_chunk_status and friends, or finish), as React does for a
    * caller that awaits the root late. Rows that arrived by then resolve in
-   * place instead of through blocked lazies (FLIGHT-PROTOCOL 8.3). */
+   * place instead of through blocked lazies
+   * (docs/spec/FLIGHT-PROTOCOL.md 8.3). */
   RSC_OPT_LAZY_ROOT = 1u << 5,
   /* Note which values a reference placed (rsc_decoder_shares), for a
    * converter that wants to remember only values it can meet twice. */
@@ -430,7 +431,7 @@ RSC_API rsc_status rsc_html_extract(const char *html, size_t len, rsc_html_flavo
 
 /* --- output ------------------------------------------------------------- */
 
-/* The canonical dump (spec CANONICAL-DUMP.md) of the root, after finish.
+/* The canonical dump (docs/spec/CANONICAL-DUMP.md) of the root, after finish.
  * pretty: 0 for one line, otherwise the indent width. Returns a
  * NUL-terminated string to release with rsc_free, or NULL when memory ran
  * out or the decoder failed (see rsc_decoder_error). */

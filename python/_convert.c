@@ -1199,7 +1199,7 @@ static PyObject *client_ref(conv *c, const rsc_view *v) {
 }
 
 /* bound as the client holds it: a $@ promise's value once it fulfilled,
- * otherwise the promise (CANONICAL-DUMP 2). */
+ * otherwise the promise (docs/spec/CANONICAL-DUMP.md 2). */
 static PyObject *server_ref(conv *c, const rsc_view *v) {
   uintptr_t id = (uintptr_t)rsc_server_ref_id(v->node);
   PyObject *o = memo_get(c->m, id, RSC_SERVER_REF);

@@ -1,5 +1,6 @@
 /* chunks.h - the chunk table: id -> pending / blocked / resolved / rejected /
- * halted, forward references, listeners, streams (FLIGHT-PROTOCOL 6, 8). */
+ * halted, forward references, listeners, streams (docs/spec/FLIGHT-PROTOCOL.md
+ * 6, 8). */
 #ifndef RSC_CHUNKS_H
 #define RSC_CHUNKS_H
 

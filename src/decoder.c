@@ -1,6 +1,6 @@
 /* decoder.c - public entry points: new / feed / finish / free, and the row
- * dispatch by tag (FLIGHT-PROTOCOL 2.2, 3) between the framer and the
- * chunk table. */
+ * dispatch by tag (docs/spec/FLIGHT-PROTOCOL.md 2.2, 3) between the framer and
+ * the chunk table. */
 #include <math.h>
 #include <stdlib.h>
 #ifndef __STDC_NO_ATOMICS__
@@ -484,7 +484,7 @@ static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p
   if (rsc__step(d, &info, (rsc_key){"digest", 6}, &tmp)) e.u.err->digest = tmp;
   if (d->dev) {
     /* React's DEV client needs a stack array and crashes without one
-     * (FLIGHT-PROTOCOL 3.4); either shape is accepted here. */
+     * (docs/spec/FLIGHT-PROTOCOL.md 3.4); either shape is accepted here. */
     if (rsc__step(d, &info, (rsc_key){"message", 7}, &tmp) && tmp.kind == RSC_STRING && tmp.len) {
       e.u.err->message = tmp.u.str;
       e.u.err->message_len = tmp.len;
@@ -508,7 +508,8 @@ static rsc_status error_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p
   return rsc__resolve_error_row(d, row->id, e);
 }
 
-/* I rows: the metadata, revived, as a client reference (FLIGHT-PROTOCOL 3.2). */
+/* I rows: the metadata, revived, as a client reference
+ * (docs/spec/FLIGHT-PROTOCOL.md 3.2). */
 static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
   rsc_node meta;
   const char *syntax;
@@ -672,7 +673,8 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
       if (v.kind == RSC_NONE) return d->err.code;
       return rsc__resolve_value(d, row->id, v);
     }
-    /* A view holds floor(len / element size) elements (FLIGHT-PROTOCOL 2.4). */
+    /* A view holds floor(len / element size) elements
+     * (docs/spec/FLIGHT-PROTOCOL.md 2.4). */
     rsc_node v = binary_node(d, bkind, p, n - n % elem, holding(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
@@ -826,7 +828,7 @@ rsc_status rsc_decoder_finish(rsc_decoder *d) {
   d->row_offset = rsc__frame_offset(d->frame);
   d->row_id = -1;
   /* A row without its final LF, or an empty length row at the very end, is
-   * dropped as React drops it (FLIGHT-PROTOCOL 2.3). */
+   * dropped as React drops it (docs/spec/FLIGHT-PROTOCOL.md 2.3). */
   if (d->opt.flags & RSC_OPT_PARSE_ONLY) return RSC_OK;
   rsc__close(d);
   if (d->err.code) return d->err.code;

@@ -1,4 +1,4 @@
-/* dump.c - the canonical dump of the root (spec CANONICAL-DUMP.md).
+/* dump.c - the canonical dump of the root (docs/spec/CANONICAL-DUMP.md).
  *
  * The walk keeps its own stack, so a graph 10^5 lazies deep prints without
  * deepening the C stack. A value with identity met a second time prints as
@@ -456,7 +456,8 @@ static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
      * cycle of lazies. It is written as a ref to the enclosing wrapper,
      * where printing it out would never end (docs/hardening.md). With a
      * value that has identity in between, the wrapper is written anew, as
-     * every wrapper is (CANONICAL-DUMP 5), and that value as a ref. */
+     * every wrapper is (docs/spec/CANONICAL-DUMP.md 5), and that value as a
+     * ref. */
     const frame *open = &w->stack[c->dump_frame - 1];
     sb_puts(&w->out, "{\"$\":\"ref\",\"to\":");
     sb_pointer(w, open->place);

@@ -1,5 +1,5 @@
-/* dump.h - the canonical dump (spec CANONICAL-DUMP.md) and the read-through
- * that initialises every chunk the root reaches. */
+/* dump.h - the canonical dump (docs/spec/CANONICAL-DUMP.md) and the
+ * read-through that initialises every chunk the root reaches. */
 #ifndef RSC_DUMP_H
 #define RSC_DUMP_H
 

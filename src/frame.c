@@ -1,4 +1,5 @@
-/* frame.c - React's row state machine over bytes (FLIGHT-PROTOCOL 2.3). */
+/* frame.c - React's row state machine over bytes
+ * (docs/spec/FLIGHT-PROTOCOL.md 2.3). */
 #include "frame.h"
 
 #include <string.h>
@@ -7,7 +8,8 @@
 #include "hex.h"
 #include "utf8.h"
 
-/* LENTAG of FLIGHT-PROTOCOL 2.1: rows that carry a hex byte count. */
+/* LENTAG of docs/spec/FLIGHT-PROTOCOL.md 2.1: rows that carry a hex byte
+ * count. */
 static bool is_length_tag(uint8_t c) {
   switch (c) {
   case 'T': case 'A': case 'O': case 'o': case 'U': case 'S': case 's': case 'L':
@@ -487,7 +489,8 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
     case ROW_CHUNK_BY_LENGTH: {
       size_t avail = len - i;
       if (f->row_tag == 'b') {
-        /* Byte-stream pieces are delivered as they arrive (FLIGHT-PROTOCOL 2.5). */
+        /* Byte-stream pieces are delivered as they arrive
+         * (docs/spec/FLIGHT-PROTOCOL.md 2.5). */
         size_t take = avail < f->row_length ? avail : (size_t)f->row_length;
         bool last = take == f->row_length;
         rsc_row row;

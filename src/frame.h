@@ -1,11 +1,11 @@
 /* frame.h - row framing: bytes -> (id, tag, payload) rows. Knows no JSON.
  *
  * Follows React's row parser states (ROW_ID, ROW_TAG, ROW_LENGTH,
- * ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH; FLIGHT-PROTOCOL 2.3). A row that
- * ends inside one fed buffer is handed out in place; a row split across
- * feeds is gathered once into the framer's buffer, or a text or binary row
- * into the consumer's memory (rsc_dest_fn). New bytes are scanned
- * once: the cost stays linear whatever the piece sizes. */
+ * ROW_CHUNK_BY_NEWLINE, ROW_CHUNK_BY_LENGTH; docs/spec/FLIGHT-PROTOCOL.md 2.3).
+ * A row that ends inside one fed buffer is handed out in place; a row split
+ * across feeds is gathered once into the framer's buffer, or a text or binary
+ * row into the consumer's memory (rsc_dest_fn). New bytes are scanned once: the
+ * cost stays linear whatever the piece sizes. */
 #ifndef RSC_FRAME_H
 #define RSC_FRAME_H
 

@@ -570,7 +570,7 @@ rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest);
 /* A TypeError with that message: what JavaScript's own checks throw. */
 rsc_node rsc__type_error(rsc_decoder *d, const char *msg);
 
-/* The generic production error message (FLIGHT-PROTOCOL 3.4). */
+/* The generic production error message (docs/spec/FLIGHT-PROTOCOL.md 3.4). */
 extern const char rsc__generic_error[];
 extern const char rsc__dev_default_error[];
 

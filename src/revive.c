@@ -1,11 +1,12 @@
 /* revive.c - React's reviveModel walk and parseModelString, in place.
  *
- * One walk per parsed row: "$" strings become typed values (FLIGHT-PROTOCOL
- * 5), arrays whose slot 0 is the element marker become elements (7), object
- * members that revive to undefined and "__proto__" members become absent
- * (4.1). References go through the chunk table and either resolve now or
- * leave a null placeholder and a listener (6). Containers the JSON stage
- * marked clean (no "$" string, no "__proto__" key inside) are skipped. */
+ * One walk per parsed row: "$" strings become typed values
+ * (docs/spec/FLIGHT-PROTOCOL.md 5), arrays whose slot 0 is the element marker
+ * become elements (7), object members that revive to undefined and "__proto__"
+ * members become absent (4.1). References go through the chunk table and either
+ * resolve now or leave a null placeholder and a listener (6). Containers the
+ * JSON stage marked clean (no "$" string, no "__proto__" key inside) are
+ * skipped. */
 #include "revive.h"
 #include "jsstring.h"
 
@@ -983,7 +984,7 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     if (model.kind != RSC_ARRAY) return collection_of_other(d, map, model, out, thrown);
     uint32_t stride = map == MAP_SET ? 1 : 2;
     /* A snapshot, as new Map(model) takes one: later fills of the outlined
-     * array do not reach it (FLIGHT-PROTOCOL 6.4). */
+     * array do not reach it (docs/spec/FLIGHT-PROTOCOL.md 6.4). */
     rsc_node *items = rsc__alloc_nodes(d, (size_t)model.len * stride + 1);
     if (!items) return false;
     for (uint32_t i = 0; i < model.len; i++) {

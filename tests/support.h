@@ -28,8 +28,9 @@ rsc_decoder *ts_decode(const char *buf, size_t len, size_t piece, uint32_t flags
 /* The compact dump, or NULL (decoder error). Free with rsc_free. */
 char *ts_dump(rsc_decoder *d);
 
-/* JSON equality as CANONICAL-DUMP.md defines it: objects as unordered sets
- * of members, numbers as doubles. *why gets a short reason when unequal. */
+/* JSON equality as docs/spec/CANONICAL-DUMP.md defines it: objects as
+ * unordered sets of members, numbers as doubles. *why gets a short reason
+ * when unequal. */
 bool ts_json_equal(const char *a, size_t alen, const char *b, size_t blen, const char **why);
 
 /* A deterministic PRNG (splitmix64). */

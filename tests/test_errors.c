@@ -196,7 +196,7 @@ Test(errors, truncated_stream_is_a_value) {
 
 Test(errors, unknown_tags_are_model_rows) {
   /* React: any other uppercase letter is consumed as a tag and the rest of
-   * the row resolves as a model row (FLIGHT-PROTOCOL 2.1). */
+   * the row resolves as a model row (docs/spec/FLIGHT-PROTOCOL.md 2.1). */
   expect_dump(S("0:Z{\"a\":1}\n"), 0, "{\"ok\":{\"a\":1}}");
   expect_dump(S("0:P[1]\n"), 0, "{\"ok\":[1]}");
   /* Any other byte is not a tag: it starts the JSON, which then fails to
@@ -378,8 +378,9 @@ Test(errors, b_row_outside_a_byte_stream) {
   cr_expect_str_eq(dump, "{\"ok\":{\"$\":\"Uint8Array\",\"base64\":\"YWJj\"}}");
   rsc_free(dump);
   rsc_decoder_free(d);
-  /* Split, its pieces are delivered as they come (FLIGHT-PROTOCOL 2.5) and
-   * the second is a second row for that chunk (React throws a TypeError). */
+  /* Split, its pieces are delivered as they come (docs/spec/FLIGHT-PROTOCOL.md
+   * 2.5) and the second is a second row for that chunk (React throws a
+   * TypeError). */
   memset(&e, 0xA5, sizeof e);
   d = decode_mode(in, sizeof in - 1, 0, 1, &e);
   cr_expect_eq(e.code, RSC_ERR_DUPLICATE_ROW);

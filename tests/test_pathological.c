@@ -431,9 +431,9 @@ Test(pathological, cycles_of_lazies_terminate) {
                       "\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/1\"}}}]}");
   rsc_free(s);
   /* With a value that has identity in between, the wrapper is written anew
-   * and that value as a ref, as React's oracle writes it (CANONICAL-DUMP 5;
-   * the dump used to write a ref to the wrapper: found by running the fuzz
-   * corpus through the Python binding). */
+   * and that value as a ref, as React's oracle writes it
+   * (docs/spec/CANONICAL-DUMP.md 5; the dump used to write a ref to the
+   * wrapper: found by running the fuzz corpus through the Python binding). */
   s = dump_of(S("1:{\"x\":\"$L1\"}\n0:\"$L1\"\n"), &code);
   cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"x\":{\"$\":"
                       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/value\"}}}}}");
@@ -443,7 +443,8 @@ Test(pathological, cycles_of_lazies_terminate) {
                       "\"status\":\"fulfilled\",\"value\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
                       "\"value\":{\"$\":\"ref\",\"to\":\"/ok/value\"}}}]}}");
   rsc_free(s);
-  /* Self references with identity are plain refs (FLIGHT-PROTOCOL 6.4). */
+  /* Self references with identity are plain refs (docs/spec/FLIGHT-PROTOCOL.md
+   * 6.4). */
   s = dump_of(S("0:{\"self\":\"$0\",\"l\":\"$L0\"}\n"), &code);
   cr_expect_eq(code, RSC_OK);
   cr_expect(s && strstr(s, "\"ref\""));

@@ -10,8 +10,8 @@ Each payload is decoded twice: by React 19.3.1's client in Node 20 (the
 oracle of fixtures/gen, which writes the canonical dump of what the client
 decoded) and by rscflight through its Python binding (`canonical_dump`,
 byte for byte the CLI's dump). The two dumps are compared as
-CANONICAL-DUMP.md section 0 says (parsed JSON, members unordered, numbers
-as doubles).
+docs/spec/CANONICAL-DUMP.md section 0 says (parsed JSON, members unordered,
+numbers as doubles).
 
 Payloads: FILE arguments (raw payload bytes), with --permute K each fixture
 of React 19.3.1's server with its rows shuffled K times (a server streaming
@@ -40,8 +40,8 @@ Outcomes:
   react-quirk   they differ where a text or binary row answers a reference
                 made before it (React's client replaces the waiting chunk and
                 whatever waited waits forever, rscflight resolves it:
-                FLIGHT-PROTOCOL 3.5), or where React's development client
-                throws from its own code on debug data of the wrong shape (a
+                docs/spec/FLIGHT-PROTOCOL.md 3.5), or where React's
+                development client throws from its own code on debug data of the wrong shape (a
                 stack that is no array, a frame whose file is no string,
                 which rscflight does not read) or on props it froze, or
                 where a development payload's D rows (debug info, which
@@ -58,8 +58,8 @@ Outcomes:
                 throws so only when fed a row per network chunk, whole it
                 having lost the rest of a chunk before the row), never
                 settled the root (a forward reference answered by a text or
-                binary row, FLIGHT-PROTOCOL 3.5), hung, ran longer than
-                --react-timeout seconds on the payload (default 20: its
+                binary row, docs/spec/FLIGHT-PROTOCOL.md 3.5), hung, ran
+                longer than --react-timeout seconds on the payload (default 20: its
                 worker is killed and started again after it), or decoded a
                 value the oracle's dumper cannot express or walk (too deep)
 
@@ -206,8 +206,8 @@ def permuted_fixtures(rounds, seed, max_bytes=60000):
 
 
 def same_dump(a, b):
-    """CANONICAL-DUMP.md section 0: JSON values, members unordered, numbers
-    as doubles (and true is no number)."""
+    """docs/spec/CANONICAL-DUMP.md section 0: JSON values, members unordered,
+    numbers as doubles (and true is no number)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -381,8 +381,8 @@ REF_ID = re.compile(rb'"\$[A-Za-z@]?([0-9a-f]+)')
 def answers_forward_reference(payload):
     """Whether a text or binary row answers a reference that came before
     it. React then replaces the waiting chunk with a new one and whatever
-    waited waits forever (FLIGHT-PROTOCOL 3.5); rscflight resolves the
-    chunk that waits, by design."""
+    waited waits forever (docs/spec/FLIGHT-PROTOCOL.md 3.5); rscflight
+    resolves the chunk that waits, by design."""
     # the root (chunk 0) is waited on from the start: the client asks for it
     # before the first byte
     referenced, defined = {0}, set()

@@ -280,7 +280,7 @@ class Payload:
         if self.rnd.random() < 0.8:
             # text and binary rows before the rows that reference them, as a
             # server writes them (React's client hangs on a forward reference
-            # a text or binary row answers: FLIGHT-PROTOCOL 3.5)
+            # a text or binary row answers: docs/spec/FLIGHT-PROTOCOL.md 3.5)
             first = [r for r in rows if self.kinds.get(r[0]) in ("text", "binary")]
             rows = first + [r for r in rows if self.kinds.get(r[0]) not in ("text", "binary")]
         text = b"".join(data for _, data in rows)

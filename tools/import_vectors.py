@@ -24,7 +24,8 @@ SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, '..', 'shared', '
 OUT = os.path.join(ROOT, 'fixtures', 'vectors')
 
 # Row ids React folds with (rowID << 4) | (byte - 48 or 87) and 32-bit wrap;
-# rscflight's default is to refuse them (FLIGHT-PROTOCOL 2.8, 12.4).
+# rscflight's default is to refuse them
+# (docs/spec/FLIGHT-PROTOCOL.md 2.8, 12.4).
 LENIENT = {'uppercaseHexId', 'uppercaseHexIdMismatch', 'nonHexIdChars', 'bigIdOverflow',
            'onlyNewlines'}
 

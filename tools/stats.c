@@ -10,11 +10,11 @@
  *
  * The library gives values, not byte offsets, so the bytes are counted here:
  * a row scanner re-frames the raw input the way React's row parser does
- * (FLIGHT-PROTOCOL 2.1: `<hex id>:<tag>`, LF rows and hex-length rows), and
- * a small JSON scanner walks each model row to find element tuples
- * (["$", type, key, props, ...]) and their byte spans. The decoder (public
- * API only) is used for names: what "$L3" (a client module) or "$1" (a
- * symbol row) in an element's type slot stands for. */
+ * (docs/spec/FLIGHT-PROTOCOL.md 2.1: `<hex id>:<tag>`, LF rows and hex-length
+ * rows), and a small JSON scanner walks each model row to find element tuples
+ * (["$", type, key, props, ...]) and their byte spans. The decoder (public API
+ * only) is used for names: what "$L3" (a client module) or "$1" (a symbol row)
+ * in an element's type slot stands for. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
@@ -112,8 +112,9 @@ static int scan_row(const char *buf, size_t len, row *r) {
   return 1;
 }
 
-/* Splits buf into rows (FLIGHT-PROTOCOL 2.3). What cannot be framed, or a
- * last row the input cuts off, becomes one TAG_CUT row. 0: out of memory. */
+/* Splits buf into rows (docs/spec/FLIGHT-PROTOCOL.md 2.3). What cannot be
+ * framed, or a last row the input cuts off, becomes one TAG_CUT row. 0: out of
+ * memory. */
 static int scan_rows(const char *buf, size_t len, row_list *out) {
   size_t p = 0;
   while (p < len) {

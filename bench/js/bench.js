@@ -133,8 +133,9 @@ const serverConsumerManifest = {
 
 // ---- decoders --------------------------------------------------------------
 
-// An uncaught throw from the client's stream 'data' handler (FLIGHT-PROTOCOL
-// 8.6, e.g. a DEV payload fed to a PROD client) fails the current decode.
+// An uncaught throw from the client's stream 'data' handler
+// (docs/spec/FLIGHT-PROTOCOL.md 8.6, e.g. a DEV payload fed to a PROD client)
+// fails the current decode.
 let currentFail = null;
 process.on('uncaughtException', (e) => {
   if (currentFail) currentFail(e);

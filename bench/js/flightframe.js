@@ -1,6 +1,7 @@
 'use strict';
 // The JS floor: frame a Flight payload into rows exactly as the protocol does
-// (FLIGHT-PROTOCOL.md 2.1-2.4) and JSON.parse every JSON row body. No revival.
+// (docs/spec/FLIGHT-PROTOCOL.md 2.1-2.4) and JSON.parse every JSON row body. No
+// revival.
 
 // LENTAG: rows with "<hex len>," and exactly that many bytes, no terminator.
 const LENTAG = new Uint8Array(256);

@@ -2,7 +2,8 @@
 """A straightforward pure-Python Flight (RSC payload) decoder: the baseline.
 
 It is meant to be what a competent Python programmer writes in an afternoon
-from FLIGHT-PROTOCOL.md, not a strawman and not a port of React's scheduler:
+from docs/spec/FLIGHT-PROTOCOL.md, not a strawman and not a port of React's
+scheduler:
 
 1. frame the payload into rows (2.1: newline rows, and length-prefixed rows
    for T and the binary tags);
@@ -212,7 +213,7 @@ def _row_id(b):
     try:
         return int(b, 16)
     except ValueError:
-        # React's lenient digit formula (FLIGHT-PROTOCOL.md 2.8)
+        # React's lenient digit formula (docs/spec/FLIGHT-PROTOCOL.md 2.8)
         v = 0
         for c in b:
             v = ((v << 4) | (c - 87 if c > 0x60 else c - 48)) & 0xFFFFFFFF
@@ -357,7 +358,8 @@ def _add_rows(resp, rows):
                 cur[1].closed = True
                 if body:
                     cur[1].return_value = (_MODEL, _loads(body))
-        # D, N, W: debug data (DEV only), skipped (FLIGHT-PROTOCOL.md 11.5)
+        # D, N, W: debug data (DEV only), skipped
+        # (docs/spec/FLIGHT-PROTOCOL.md 11.5)
 
 
 def _resolve_chunk(resp, rid):
@@ -502,7 +504,7 @@ def _parse_date(s):
 
 
 def _model_string(resp, s):
-    """A JSON string that starts with '$' (FLIGHT-PROTOCOL.md 5.2)."""
+    """A JSON string that starts with '$' (docs/spec/FLIGHT-PROTOCOL.md 5.2)."""
     if len(s) == 1:
         return _ELEMENT_MARKER
     c = s[1]

@@ -126,8 +126,9 @@ def release_memory():
 
 def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
                    limits=None, compact=False):
-    """The canonical dump (CANONICAL-DUMP.md) of a payload: byte for byte what
-    ``rscflight dump`` prints (``--compact``: one line). Raises DecodeError."""
+    """The canonical dump (docs/spec/CANONICAL-DUMP.md) of a payload: byte for
+    byte what ``rscflight dump`` prints (``--compact``: one line). Raises
+    DecodeError."""
     return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs), _limits(limits),
                     0 if compact else 2)
 

@@ -1,5 +1,5 @@
-"""The canonical dump (CANONICAL-DUMP.md) computed in Python from the values
-rscflight.loads() returns, so the tests check the conversion itself (types,
+"""The canonical dump (docs/spec/CANONICAL-DUMP.md) computed in Python from the
+values rscflight.loads() returns, so the tests check the conversion itself (types,
 identity, cycles), not just the C dump. Also: the dump's notion of equality.
 """
 
@@ -254,7 +254,8 @@ def unordered_sets(expected, got):
 
 
 def equal(expected, got):
-    """CANONICAL-DUMP equality (objects unordered, numbers as doubles)."""
+    """docs/spec/CANONICAL-DUMP.md equality (objects unordered, numbers as
+    doubles)."""
     expected = unordered_sets(expected, got)
     return normalize(expected) == normalize(got)
 

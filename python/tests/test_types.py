@@ -326,7 +326,7 @@ def test_typed_arrays():
     assert isinstance(v[0], array.array)
 
 
-# Row tags of the typed arrays (FLIGHT-PROTOCOL 2.4) by class name.
+# Row tags of the typed arrays (docs/spec/FLIGHT-PROTOCOL.md 2.4) by class name.
 TYPED_TAGS = {"Int8Array": "O", "Uint8Array": "o", "Uint8ClampedArray": "U",
               "Int16Array": "S", "Uint16Array": "s", "Int32Array": "L",
               "Uint32Array": "l", "Float32Array": "G", "Float64Array": "g",
