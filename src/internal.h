@@ -586,6 +586,18 @@ static inline bool rsc__is_marker(const rsc_node *n) {
          memcmp(n->u.str, RSC_ELEMENT_SYMBOL, n->len) == 0;
 }
 
+/* Whether a value has identity in JavaScript (an object: met twice, it is
+ * the same value), for walks that remember what they met. */
+static inline bool rsc__has_identity(const rsc_node *n) {
+  switch (n->kind) {
+  case RSC_OBJECT: case RSC_ARRAY: case RSC_ELEMENT: case RSC_MAP: case RSC_SET:
+  case RSC_FORMDATA: case RSC_BLOB: case RSC_BINARY: case RSC_ITERATOR: case RSC_STREAM:
+    return true;
+  default:
+    return false;
+  }
+}
+
 #ifdef __cplusplus
 }
 #endif
