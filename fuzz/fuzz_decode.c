@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "dump.h"
+#include "settle.h"
 
 /* A feed mode of this harness: the payload whole through
  * rsc_decoder_feed_padded, from a copy followed by RSC_PADDING bytes of

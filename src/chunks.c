@@ -969,6 +969,29 @@ static void stream_error(rsc_decoder *d, rsc_stream *s, rsc_node e) {
   }
 }
 
+/* An async iterable's results as a reader sees them: fulfilled slots in
+ * order, up to the first that is not an item. */
+size_t rsc__stream_results(rsc_decoder *d, const rsc_stream *s, const rsc_chunk **end_slot) {
+  size_t count = 0;
+  *end_slot = NULL;
+  for (uint32_t i = 0; i < s->len; i++) {
+    rsc_chunk *c = s->slots[i];
+    rsc__read_chunk(d, c);
+    if (c->state != CS_FULFILLED) {
+      *end_slot = c;
+      break;
+    }
+    rsc_node tmp;
+    if (c->value.kind == RSC_OBJECT && rsc__step(d, &c->value, (rsc_key){"done", 4}, &tmp) &&
+        tmp.kind == RSC_BOOL && tmp.u.boolean) {
+      *end_slot = c;
+      break;
+    }
+    count++;
+  }
+  return count;
+}
+
 /* ---- row arrivals ---------------------------------------------------------- */
 
 static rsc_status duplicate(rsc_decoder *d) {
@@ -1108,4 +1131,50 @@ void rsc__close(rsc_decoder *d) {
       else stream_error(d, c->stream, d->closed_error);
     }
   }
+}
+
+/* ---- public accessors --------------------------------------------------- */
+
+const rsc_chunk *rsc_decoder_root(rsc_decoder *d) { return d ? rsc__find_chunk(d, 0) : NULL; }
+
+const rsc_chunk *rsc_decoder_chunk(rsc_decoder *d, int64_t id) {
+  return d ? rsc__find_chunk(d, id) : NULL;
+}
+
+size_t rsc_decoder_chunk_count(const rsc_decoder *d) { return d ? d->table.count : 0; }
+
+const rsc_chunk *rsc_decoder_chunk_at(const rsc_decoder *d, size_t i) {
+  return d && i < d->table.count ? d->table.order[i] : NULL;
+}
+
+int64_t rsc_chunk_id(const rsc_chunk *c) { return c ? c->id : -1; }
+
+/* A read parses a chunk whose row arrived but was not parsed yet, as
+ * React's first read does; the owner decoder does the work. */
+static void read_through(const rsc_chunk *c) {
+  if (c && c->state == CS_RESOLVED_MODEL && c->owner && !c->owner->err.code)
+    rsc__read_chunk(c->owner, (rsc_chunk *)c);
+}
+
+rsc_chunk_state rsc_chunk_status(const rsc_chunk *c) {
+  if (!c) return RSC_CHUNK_PENDING;
+  read_through(c);
+  switch (c->state) {
+  case CS_FULFILLED: return RSC_CHUNK_FULFILLED;
+  case CS_REJECTED: return RSC_CHUNK_REJECTED;
+  case CS_HALTED: return RSC_CHUNK_HALTED;
+  case CS_BLOCKED: return RSC_CHUNK_BLOCKED;
+  case CS_RESOLVED_MODEL: return RSC_CHUNK_BLOCKED;
+  default: return RSC_CHUNK_PENDING;
+  }
+}
+
+const rsc_node *rsc_chunk_value(const rsc_chunk *c) {
+  read_through(c);
+  return c && c->state == CS_FULFILLED ? &c->value : NULL;
+}
+
+const rsc_node *rsc_chunk_reason(const rsc_chunk *c) {
+  read_through(c);
+  return c && c->state == CS_REJECTED ? &c->reason : NULL;
 }

@@ -81,4 +81,9 @@ rsc_chunk *rsc__stream_slot(rsc_decoder *d, rsc_stream *s, uint32_t i);
  * member, or undefined when the walk deleted it (node.c). */
 const rsc_node *rsc__slot_value(const rsc_chunk *c);
 
+/* An async iterable's results as a reader sees them: the number of
+ * fulfilled item slots in order, up to the first that is not an item
+ * (*end_slot: that slot, or NULL). Reads the slots it passes. */
+size_t rsc__stream_results(rsc_decoder *d, const rsc_stream *s, const rsc_chunk **end_slot);
+
 #endif

@@ -2,15 +2,17 @@
  *
  * The walk keeps its own stack, so a graph 10^5 lazies deep prints without
  * deepening the C stack. A value with identity met a second time prints as
- * {"$":"ref","to":<JSON Pointer of its first place>}. The same walk, with
- * printing off, is how finish() reads every reachable chunk. */
-#include "dump.h"
+ * {"$":"ref","to":<JSON Pointer of its first place>}. It only reads: finish
+ * has already read every chunk the root reaches (settle.c), in this walk's
+ * order. */
+#include "internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "chunks.h"
+#include "idmap.h"
 #include "json.h"
 #include "revive.h"
 
@@ -107,91 +109,6 @@ static void sb_base64(sbuf *b, const uint8_t *p, size_t n) {
   sb_put(b, "\"", 1);
 }
 
-/* ---- identity map: first place of each shared value ------------------------ */
-
-typedef struct seen_map {
-  uintptr_t *keys;
-  uint32_t *places; /* the first place (see "places" below); NULL: a set */
-  size_t cap, count;
-  const rsc_alloc *al; /* the decoder's hooks (read-through), NULL: libc */
-  bool set;            /* keys only: no places kept (the read-through's
-                          identities, where they were a cache miss of their
-                          own on every insert and a third of the map's
-                          memory, at the decode's peak) */
-} seen_map;
-
-static const rsc_alloc libc_alloc; /* no hooks: malloc and free */
-
-static const rsc_alloc *seen_alloc(const seen_map *m) { return m->al ? m->al : &libc_alloc; }
-
-#define NO_PLACE UINT32_MAX
-
-static uint64_t hash_ptr(uintptr_t p) {
-  uint64_t x = (uint64_t)p;
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ull;
-  x ^= x >> 27;
-  return x;
-}
-
-/* Where k's place is kept, or NULL when k is absent (not for a set). */
-static uint32_t *seen_place(seen_map *m, uintptr_t k) {
-  if (!m->cap) return NULL;
-  size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
-  while (m->keys[h]) {
-    if (m->keys[h] == k) return &m->places[h];
-    h = (h + 1) & (m->cap - 1);
-  }
-  return NULL;
-}
-
-static uint32_t seen_get(seen_map *m, uintptr_t k) {
-  const uint32_t *p = seen_place(m, k);
-  return p ? *p : NO_PLACE;
-}
-
-/* Rehashes into cap slots (a power of two); false: out of memory, the map
- * unchanged. */
-static bool seen_grow(seen_map *m, size_t cap) {
-  const rsc_alloc *al = seen_alloc(m);
-  uintptr_t *keys = (uintptr_t *)rsc__heap_alloc(al, cap * sizeof *keys);
-  uint32_t *places = m->set ? NULL : (uint32_t *)rsc__heap_alloc(al, cap * sizeof *places);
-  if (!keys || (!places && !m->set)) {
-    rsc__heap_free(al, keys);
-    rsc__heap_free(al, places);
-    return false;
-  }
-  memset(keys, 0, cap * sizeof *keys);
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t h = (size_t)hash_ptr(m->keys[i]) & (cap - 1);
-    while (keys[h]) h = (h + 1) & (cap - 1);
-    keys[h] = m->keys[i];
-    if (places) places[h] = m->places[i];
-  }
-  rsc__heap_free(al, m->keys);
-  rsc__heap_free(al, m->places);
-  m->keys = keys;
-  m->places = places;
-  m->cap = cap;
-  return true;
-}
-
-static bool seen_put(seen_map *m, uintptr_t k, uint32_t place) {
-  if ((m->count + 1) * 2 > m->cap && !seen_grow(m, m->cap ? m->cap * 2 : 64)) return false;
-  size_t h = (size_t)hash_ptr(k) & (m->cap - 1);
-  while (m->keys[h]) h = (h + 1) & (m->cap - 1);
-  m->keys[h] = k;
-  if (m->places) m->places[h] = place;
-  m->count++;
-  return true;
-}
-
-static void seen_free(seen_map *m) {
-  rsc__heap_free(seen_alloc(m), m->keys);
-  rsc__heap_free(seen_alloc(m), m->places);
-}
-
 /* ---- the walk ----------------------------------------------------------------- */
 
 /* What a slot of a composite prints. */
@@ -248,27 +165,27 @@ typedef struct place {
 typedef struct walker {
   rsc_decoder *d;
   sbuf out;
-  seen_map seen;
+  rsc_idmap seen;
   frame *stack;
   size_t depth, cap;
   place *places;
   size_t nplaces, places_cap;
   uint32_t parent, here; /* the value being visited: its parent's place, */
-  const char *seg;       /* its own (NO_PLACE until needed), its segment */
+  const char *seg;       /* its own (RSC_IDMAP_NONE until needed), its segment */
   uint32_t segn;
   int indent;
   bool fail;
   bool fresh; /* the value being visited sits inside a client reference */
-  seen_map scope; /* identities met inside the client reference being printed */
+  rsc_idmap scope; /* identities met inside the client reference being printed */
   uint64_t identities; /* values with identity written out so far */
 } walker;
 
 /* The place of the value being visited, recorded on first need. */
 static uint32_t here(walker *w) {
-  if (w->here != NO_PLACE) return w->here;
+  if (w->here != RSC_IDMAP_NONE) return w->here;
   if (w->nplaces == w->places_cap) {
     size_t cap = w->places_cap ? w->places_cap * 2 : 256;
-    place *p = cap < NO_PLACE ? (place *)realloc(w->places, cap * sizeof *p) : NULL;
+    place *p = cap < RSC_IDMAP_NONE ? (place *)realloc(w->places, cap * sizeof *p) : NULL;
     if (!p) {
       w->fail = true;
       return 0;
@@ -405,15 +322,6 @@ static const char *status_text(const rsc_chunk *c) {
   }
 }
 
-static bool has_identity(const rsc_node *n) {
-  switch (n->kind) {
-  case RSC_OBJECT: case RSC_ARRAY: case RSC_ELEMENT: case RSC_MAP: case RSC_SET:
-  case RSC_FORMDATA: case RSC_BLOB: case RSC_BINARY: case RSC_ITERATOR: case RSC_STREAM:
-    return true;
-  default:
-    return false;
-  }
-}
 
 static bool has_dollar_member(const rsc_node *n) {
   for (uint32_t i = 0; i < n->len; i++) {
@@ -490,23 +398,23 @@ static void visit(walker *w, const rsc_node *n) {
   rsc_decoder *d = w->d;
   sbuf *b = &w->out;
   char num[40];
-  if (has_identity(n)) {
+  if (rsc__has_identity(n)) {
     /* Inside a client reference values are printed anew (they may have
      * been met before), but met twice inside the same client reference
      * they are refs too: its metadata is a graph like any other, and
      * printing it as a tree would never end on a cycle (4:I[1,["$4"],"x"])
      * and double at each shared level (found by fuzz_walk). */
-    seen_map *m = w->fresh ? &w->scope : &w->seen;
+    rsc_idmap *m = w->fresh ? &w->scope : &w->seen;
     uintptr_t id = rsc_node_identity(n);
-    uint32_t first = seen_get(m, id);
-    if (first != NO_PLACE) {
+    uint32_t first = rsc__idmap_get(m, id);
+    if (first != RSC_IDMAP_NONE) {
       sb_puts(b, "{\"$\":\"ref\",\"to\":");
       sb_pointer(w, first);
       sb_puts(b, "}");
       return;
     }
     uint32_t at = here(w);
-    if (w->fail || !seen_put(m, id, at)) {
+    if (w->fail || !rsc__idmap_put(m, id, at)) {
       w->fail = true;
       return;
     }
@@ -579,7 +487,7 @@ static void visit(walker *w, const rsc_node *n) {
     bool fresh = w->fresh;
     if (!fresh) {
       /* A new client reference at the top: its own scope of identities. */
-      seen_free(&w->scope);
+      rsc__idmap_free(&w->scope);
       memset(&w->scope, 0, sizeof w->scope);
     }
     w->fresh = true;
@@ -716,28 +624,6 @@ static void visit(walker *w, const rsc_node *n) {
   }
 }
 
-/* An async iterable's results as a reader sees them: fulfilled slots in
- * order, up to the first that is not an item. */
-static size_t slot_items(walker *w, const rsc_stream *s, const rsc_chunk **end_slot) {
-  size_t count = 0;
-  *end_slot = NULL;
-  for (uint32_t i = 0; i < s->len; i++) {
-    rsc_chunk *c = s->slots[i];
-    rsc__read_chunk(w->d, c);
-    if (c->state != CS_FULFILLED) {
-      *end_slot = c;
-      break;
-    }
-    rsc_node tmp;
-    if (c->value.kind == RSC_OBJECT && rsc__step(w->d, &c->value, (rsc_key){"done", 4}, &tmp) &&
-        tmp.kind == RSC_BOOL && tmp.u.boolean) {
-      *end_slot = c;
-      break;
-    }
-    count++;
-  }
-  return count;
-}
 
 /* Opens the composite for a child that is not a plain value. */
 static void visit_child(walker *w, child *c) {
@@ -787,7 +673,7 @@ static void visit_child(walker *w, child *c) {
     return;
   case C_SLOTS: {
     const rsc_chunk *end;
-    size_t n = slot_items(w, c->stream, &end);
+    size_t n = rsc__stream_results(w->d, c->stream, &end);
     child *k = kids_alloc(w, n);
     if (!k) return;
     for (size_t i = 0; i < n; i++) kid_node(&k[i], NULL, rsc__slot_value(c->stream->slots[i]));
@@ -808,7 +694,7 @@ static void visit_child(walker *w, child *c) {
       }
     } else {
       const rsc_chunk *end;
-      slot_items(w, s, &end);
+      rsc__stream_results(w->d, s, &end);
       if (end && end->state == CS_FULFILLED) kid_node(&k[0], "done", rsc__slot_value(end));
       else if (end && end->state == CS_REJECTED) kid_node(&k[0], "error", &end->reason);
       else if (!end && s->closed && s->next_write == s->len) kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
@@ -837,7 +723,7 @@ static void run(walker *w) {
     if (f->pos > 0) sb_put(&w->out, ",", 1);
     newline(w, w->depth);
     w->parent = f->place;
-    w->here = NO_PLACE;
+    w->here = RSC_IDMAP_NONE;
     if (f->object) {
       sb_string(&w->out, c->key, c->klen);
       sb_put(&w->out, w->indent ? ": " : ":", w->indent ? 2 : 1);
@@ -871,14 +757,14 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
     case CS_HALTED: k[0].key = "halted"; k[0].klen = 6; k[0].kind = C_TRUE; break;
     default: k[0].key = "pending"; k[0].klen = 7; k[0].kind = C_TRUE; break;
     }
-    w.parent = NO_PLACE; /* place 0: the document */
-    w.here = NO_PLACE;
+    w.parent = RSC_IDMAP_NONE; /* place 0: the document */
+    w.here = RSC_IDMAP_NONE;
     push_frame(&w, k, 1, true);
     run(&w);
   }
   if (print && w.indent) sb_put(&w.out, "\n", 1);
-  seen_free(&w.seen);
-  seen_free(&w.scope);
+  rsc__idmap_free(&w.seen);
+  rsc__idmap_free(&w.scope);
   free(w.stack);
   free(w.places);
   if (w.fail || w.out.oom || d->err.code) {
@@ -887,278 +773,6 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
   }
   if (len) *len = w.out.len;
   return w.out.p;
-}
-
-/* ---- the read-through ---------------------------------------------------- */
-
-/* The dump's walk without printing: pre-order, children left to right, each
- * identity once, reading every lazy, promise and stream slot it meets in the
- * order the dump would. An explicit stack, no paths, of runs: n nodes from
- * `at`, stride bytes apart, to visit in order (a container's children are
- * one entry, not one each: a root of 2,000 lazies took 16 KB of pointers,
- * held at the decode's peak). A run with a stride is filtered (fw_needed);
- * a single node pushed alone (stride 0) is visited whatever it is. */
-typedef struct fw_run {
-  const char *at;
-  uint32_t n, stride;
-} fw_run;
-
-typedef struct force_walk {
-  rsc_decoder *d;
-  fw_run *stack;
-  size_t len, cap;
-  seen_map seen; /* identities met (places unused); chunks too, if no epoch */
-  uint32_t epoch; /* chunks met are marked with it (force_mark); 0: none */
-  bool fail;
-  bool audit;    /* rsc__unread_reachable: enter everything, read nothing */
-  size_t unread; /* audit: chunks met that are still unparsed rows */
-  /* audit with RSC_OPT_TRACK_SHARED (rsc__unshared_repeats): chunk values
-   * met (node addresses), identities rsc_decoder_shares does not name with
-   * how they were met (1: as a chunk's value, 2: elsewhere), and how many
-   * of those a converter would make twice */
-  bool shares;
-  seen_map chunk_values, met;
-  size_t unshared;
-} force_walk;
-
-static void fw_push_run(force_walk *f, const void *at, size_t n, uint32_t stride) {
-  if (!n) return;
-  if (f->len == f->cap) {
-    size_t cap = f->cap ? f->cap * 2 : 32;
-    fw_run *s = (fw_run *)rsc__heap_realloc(&f->d->arena.alloc, f->stack, f->cap * sizeof *s,
-                                            cap * sizeof *s);
-    if (!s) {
-      f->fail = true;
-      return;
-    }
-    f->stack = s;
-    f->cap = cap;
-  }
-  /* Node counts are 32-bit (rsc_node.len). */
-  f->stack[f->len++] = (fw_run){(const char *)at, (uint32_t)n, stride};
-}
-
-/* One node, visited whatever it is. */
-static void fw_push(force_walk *f, const rsc_node *n) { fw_push_run(f, n, 1, 0); }
-
-/* Adds an identity; false when it was there already. One probe: the
- * read-through meets every chunk and shared container here. */
-static bool fw_first(force_walk *f, uintptr_t id) {
-  seen_map *m = &f->seen;
-  if (m->cap) {
-    size_t h = (size_t)hash_ptr(id) & (m->cap - 1);
-    while (m->keys[h]) {
-      if (m->keys[h] == id) return false;
-      h = (h + 1) & (m->cap - 1);
-    }
-    if ((m->count + 1) * 2 <= m->cap) {
-      m->keys[h] = id;
-      m->count++;
-      return true;
-    }
-  }
-  if (!seen_put(m, id, 0)) { /* grows the table */
-    f->fail = true;
-    return false;
-  }
-  return true;
-}
-
-/* Whether a value can lead to a chunk to read. A JSON container with no
- * "$" string inside (no NF_WALK) holds plain data only. */
-static bool fw_needed(const force_walk *f, const rsc_node *n) {
-  switch (n->kind) {
-  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
-  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF: case RSC_FUNCTION:
-  case RSC_NONE: case RSC_ERROR:
-    return false;
-  case RSC_BINARY: case RSC_BLOB:
-    return f->shares; /* values with identity, for the sharing audit */
-  case RSC_ARRAY: case RSC_OBJECT:
-    return f->audit || (n->flags & NF_WALK) != 0;
-  default:
-    return true;
-  }
-}
-
-/* A chunk's value about to be walked: a converter reaches it through its
- * chunk and remembers it whatever rsc_decoder_shares says. */
-static void fw_chunk_value(force_walk *f, const rsc_node *n) {
-  if (f->shares && seen_get(&f->chunk_values, (uintptr_t)n) == NO_PLACE &&
-      !seen_put(&f->chunk_values, (uintptr_t)n, 1))
-    f->fail = true;
-  fw_push(f, n);
-}
-
-/* The sharing audit's view of one meeting of identity id at n: a value
- * met twice must be named by rsc_decoder_shares, unless every meeting is
- * as a chunk's value. */
-static void fw_audit_meeting(force_walk *f, const rsc_node *n, uintptr_t id) {
-  if (rsc_decoder_shares(f->d, id)) return;
-  uint32_t how = seen_get(&f->chunk_values, (uintptr_t)n) != NO_PLACE ? 1 : 2;
-  uint32_t *met = seen_place(&f->met, id);
-  if (met) {
-    if ((*met | how) & 2) f->unshared++;
-    *met |= how;
-  } else if (!seen_put(&f->met, id, how)) {
-    f->fail = true;
-  }
-}
-
-static void fw_items(force_walk *f, const rsc_node *items, size_t n) {
-  fw_push_run(f, items, n, sizeof *items);
-}
-
-static void fw_chunk(force_walk *f, rsc_chunk *c) {
-  /* Each chunk once: a cycle of lazies (0:"$L0") has no identity to stop
-   * at, and a second visit would read nothing new. A mark in the chunk
-   * says so without hashing (every row is a chunk). */
-  if (f->epoch) {
-    if (c->force_mark == f->epoch) return;
-    c->force_mark = f->epoch;
-  } else if (!fw_first(f, (uintptr_t)c)) {
-    return;
-  }
-  if (f->audit && c->state == CS_RESOLVED_MODEL) {
-    f->unread++;
-    return;
-  }
-  rsc__read_chunk(f->d, c);
-  /* Chunks that are not model rows (text, binary, modules, streams' own
-   * chunks) have reaches unset too; only streams need a look inside. */
-  bool look = f->audit || c->reaches || c->stream || c->id < 0;
-  if (c->state == CS_FULFILLED && look) fw_chunk_value(f, &c->value);
-  else if (c->state == CS_REJECTED) fw_push(f, &c->reason);
-}
-
-static void fw_visit(force_walk *f, const rsc_node *n) {
-  if (has_identity(n)) {
-    uintptr_t id = rsc_node_identity(n);
-    if (f->shares) fw_audit_meeting(f, n, id);
-    if (!fw_first(f, id)) return;
-  }
-  switch (n->kind) {
-  case RSC_ARRAY:
-    fw_items(f, n->u.items, n->len);
-    return;
-  case RSC_OBJECT:
-    if (n->len) fw_push_run(f, &n->u.members[0].val, n->len, sizeof(rsc_member));
-    return;
-  case RSC_ELEMENT:
-    fw_push_run(f, &n->u.el->type, 3, sizeof(rsc_node)); /* type, key, props */
-    return;
-  case RSC_LAZY:
-  case RSC_PROMISE:
-    fw_chunk(f, n->u.chunk);
-    return;
-  case RSC_CLIENT_REF:
-    /* Converters make one object per module reference (the dump writes
-     * it out each time): the sharing audit meets its parts once. */
-    if (f->shares && !fw_first(f, (uintptr_t)n->u.cref)) return;
-    fw_push(f, &n->u.cref->name);
-    fw_push(f, &n->u.cref->chunks);
-    fw_push(f, &n->u.cref->id);
-    return;
-  case RSC_SERVER_REF: {
-    const rsc_server_ref *sr = n->u.sref;
-    if (sr->bound.kind == RSC_PROMISE) {
-      rsc_chunk *c = sr->bound.u.chunk;
-      if (f->audit && c->state == CS_RESOLVED_MODEL) f->unread++;
-      if (!f->audit) rsc__read_chunk(f->d, c);
-      fw_chunk_value(f, c->state == CS_FULFILLED ? &c->value : &sr->bound);
-    } else {
-      fw_chunk_value(f, &sr->bound);
-    }
-    fw_push(f, &sr->id);
-    return;
-  }
-  case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
-    fw_items(f, n->u.items, n->len);
-    return;
-  case RSC_ITERATOR:
-    fw_items(f, n->u.iter->array.u.items, n->u.iter->array.len);
-    return;
-  case RSC_STREAM: {
-    const rsc_stream *s = n->u.stream;
-    if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
-      if (s->end == RSC_STREAM_ERRORED) fw_push(f, &s->end_value);
-      if (s->kind == RSC_STREAM_TEXT) fw_items(f, s->items, s->len);
-      return;
-    }
-    if (f->audit) {
-      /* The slots the read-through reads: in order, up to the first one
-       * not fulfilled or done (slot_items). */
-      for (uint32_t i = 0; i < s->len; i++) {
-        rsc_chunk *c = s->slots[i];
-        if (c->state == CS_RESOLVED_MODEL) {
-          f->unread++;
-          break;
-        }
-        if (c->state == CS_REJECTED) fw_push(f, &c->reason);
-        if (c->state != CS_FULFILLED) break;
-        fw_push(f, &c->value);
-        rsc_node tmp;
-        if (c->value.kind == RSC_OBJECT && rsc__step(f->d, &c->value, (rsc_key){"done", 4}, &tmp) &&
-            tmp.kind == RSC_BOOL && tmp.u.boolean)
-          break;
-      }
-      return;
-    }
-    walker w; /* slot_items reads the slots in order, as the dump does */
-    memset(&w, 0, sizeof w);
-    w.d = f->d;
-    const rsc_chunk *end;
-    size_t count = slot_items(&w, s, &end);
-    if (end && end->state == CS_FULFILLED) fw_push(f, rsc__slot_value(end));
-    else if (end && end->state == CS_REJECTED) fw_push(f, &end->reason);
-    for (size_t i = count; i-- > 0;) fw_push(f, rsc__slot_value(s->slots[i]));
-    return;
-  }
-  default:
-    return;
-  }
-}
-
-static size_t force_run(rsc_decoder *d, bool audit, size_t *unshared) {
-  rsc_chunk *root = rsc__find_chunk(d, 0);
-  if (!root) return 0;
-  force_walk f;
-  memset(&f, 0, sizeof f);
-  f.d = d;
-  f.audit = audit;
-  f.shares = unshared != NULL;
-  f.seen.al = &d->arena.alloc; /* inside finish: through the caller's hooks */
-  f.seen.set = true;
-  /* A new epoch for the chunks' marks; once they ran out (2^32 walks of
-   * one stream), chunks go in the map of identities. */
-  if (d->force_epoch < UINT32_MAX) f.epoch = ++d->force_epoch;
-  fw_chunk(&f, root);
-  while (f.len > 0 && !f.fail && !d->err.code) {
-    fw_run *r = &f.stack[f.len - 1];
-    const rsc_node *n = (const rsc_node *)r->at;
-    bool filtered = r->stride != 0;
-    if (--r->n == 0) f.len--;
-    else r->at += r->stride;
-    if (!filtered || fw_needed(&f, n)) fw_visit(&f, n); /* may push, moving the stack */
-  }
-  if (f.fail && !audit) rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, -1, "out of memory");
-  rsc__heap_free(&d->arena.alloc, f.stack);
-  seen_free(&f.seen);
-  seen_free(&f.chunk_values);
-  seen_free(&f.met);
-  if (unshared) *unshared = f.fail ? SIZE_MAX : f.unshared;
-  return f.fail ? SIZE_MAX : f.unread;
-}
-
-void rsc__force(rsc_decoder *d) { (void)force_run(d, false, NULL); }
-
-size_t rsc__unread_reachable(rsc_decoder *d) { return force_run(d, true, NULL); }
-
-size_t rsc__unshared_repeats(rsc_decoder *d) {
-  if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 0;
-  size_t unshared = 0;
-  (void)force_run(d, true, &unshared);
-  return unshared;
 }
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {

@@ -71,16 +71,6 @@ void rsc__frame_reset(rsc_frame *f) {
 
 size_t rsc__frame_buffer_cap(const rsc_frame *f) { return f->in_dest ? f->own_cap : f->buf_cap; }
 
-/* The bytes rsc__frame_take_byte appended, counted in offset (and in a
- * length row's row_length); the fast path closes until fast_update. */
-void rsc__frame_settle(rsc_frame *f) {
-  if (!f->fast_end) return;
-  size_t n = f->buf_len - f->fast_mark;
-  f->offset += n;
-  if (!f->fast_newline) f->row_length -= n;
-  f->fast_end = 0;
-}
-
 /* rsc__frame_take_byte's bound, after anything that moved the framer. */
 static void fast_update(rsc_frame *f) {
   uint64_t room = 0;

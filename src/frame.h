@@ -133,7 +133,13 @@ static inline bool rsc__frame_take_byte(rsc_frame *f, uint8_t c) {
 /* Counts what rsc__frame_take_byte took and closes its fast path until the
  * framer next runs: the decoder calls it when it stops (an error, finish),
  * so that a one-byte feed needs no test of its own for those. */
-void rsc__frame_settle(rsc_frame *f);
+static inline void rsc__frame_settle(rsc_frame *f) {
+  if (!f->fast_end) return;
+  size_t n = f->buf_len - f->fast_mark;
+  f->offset += n;
+  if (!f->fast_newline) f->row_length -= n;
+  f->fast_end = 0;
+}
 
 /* The fast path of a small feed (at most 16 bytes) in the middle of a row
  * being gathered: appends and returns true, or returns false having done

@@ -373,7 +373,7 @@ struct rsc_decoder {
   /* tests and fuzzing: split every path whole and walk it from its root
    * (no split cache, no memo), to compare the two; kept across reset */
   bool plain_paths;
-  uint32_t force_epoch; /* read-throughs so far (dump.c, force_mark)       */
+  uint32_t force_epoch; /* read-throughs so far (settle.c, force_mark)       */
   /* RSC_OPT_TRACK_SHARED: identities a reference placed (open addressing,
    * load at most 1/2; arena memory, so a reset empties it), behind a
    * filter of cap * 8 bits: most identities a converter asks about are
@@ -584,6 +584,18 @@ static inline bool rsc__is_marker(const rsc_node *n) {
   if (n->u.str == rsc__element_symbol) return true;
   return n->len == sizeof(RSC_ELEMENT_SYMBOL) - 1 &&
          memcmp(n->u.str, RSC_ELEMENT_SYMBOL, n->len) == 0;
+}
+
+/* Whether a value has identity in JavaScript (an object: met twice, it is
+ * the same value), for walks that remember what they met. */
+static inline bool rsc__has_identity(const rsc_node *n) {
+  switch (n->kind) {
+  case RSC_OBJECT: case RSC_ARRAY: case RSC_ELEMENT: case RSC_MAP: case RSC_SET:
+  case RSC_FORMDATA: case RSC_BLOB: case RSC_BINARY: case RSC_ITERATOR: case RSC_STREAM:
+    return true;
+  default:
+    return false;
+  }
 }
 
 #ifdef __cplusplus

@@ -1,5 +1,6 @@
 /* json.h - one JSON row -> generic nodes (NULL, BOOL, NUMBER, STRING, ARRAY,
- * OBJECT) in the decoder's arena. Knows no "$" forms: revive.c does.
+ * OBJECT) in the decoder's arena. Strings that start with "$" are marked
+ * for the revive walk (revive.c), which gives them their meaning.
  *
  * The fast path is simdjson (json_shim.cpp, the only C++). Rows simdjson
  * refuses but JavaScript's JSON.parse accepts (lone surrogate escapes,
@@ -33,7 +34,19 @@ static inline size_t rsc__json_msg_len(const char *msg) {
 
 typedef struct rsc_json rsc_json;
 
-rsc_json *rsc__json_new(rsc_decoder *d);
+/* What the JSON stage asks of the revive stage while it converts a
+ * production model row, as callbacks, so that it stays below that stage
+ * (the decoder wires them up: decoder.c). */
+typedef struct rsc_json_hooks {
+  /* An element tuple with nothing else to revive, as its array closes:
+   * slots are its items after the "$" marker; builds the element in *out. */
+  bool (*plain_element)(rsc_decoder *d, rsc_node *slots, uint32_t n, rsc_node *out);
+  /* A "$<hex id>" string (n bytes at s): true and the value in *out when
+   * that chunk's plain value has arrived and may be placed as it is. */
+  bool (*arrived_value)(rsc_decoder *d, const char *s, uint32_t n, rsc_node *out);
+} rsc_json_hooks;
+
+rsc_json *rsc__json_new(rsc_decoder *d, const rsc_json_hooks *hooks);
 void rsc__json_free(rsc_json *j);
 /* The longest row the parser's buffers are sized for (simdjson's
  * capacity, or the padded copy's). */
@@ -44,7 +57,7 @@ size_t rsc__json_capacity(const rsc_json *j);
  * may be stage-1 indexed with the model rows after it, in one pass
  * (json_shim.cpp, batches).
  * elements: a production model row, whose element tuples with nothing else
- * to revive are built as elements already (rsc__plain_element). */
+ * to revive are built as elements already (the plain_element hook). */
 json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len, bool padded,
                             bool elements, rsc_node *out, const char **msg);
 

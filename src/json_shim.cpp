@@ -1,5 +1,11 @@
 // json_shim.cpp - the only C++ file: simdjson's DOM -> rsc nodes, plus
-// double-conversion for JavaScript number text. Knows no "$" forms.
+// double-conversion for JavaScript number text. It marks strings that start
+// with "$" for the revive walk; in production model rows it also asks the
+// revive stage, through the hooks the decoder gave it (json.h), to build
+// element tuples that hold no reference and to place "$<id>" values that
+// have already arrived, so that the walk never enters them. Those hooks are
+// its only calls against the flow; it also peeks at the framer's next rows
+// (batches, below).
 //
 // One dom::parser per decoder keeps its buffers hot. The DOM's tape is
 // borrowed (the next row overwrites it) and converted in one walk; the
@@ -14,7 +20,6 @@
 
 #include "frame.h"
 #include "json.h"
-#include "revive.h"
 #include "utf8.h"
 
 using namespace simdjson;
@@ -69,6 +74,7 @@ struct row_batch {
 
 struct rsc_json {
   rsc_decoder *d;
+  rsc_json_hooks hooks;
   dom::parser parser;
   open_container *stack; // the tape walk's stack, kept across rows
   size_t stack_cap;
@@ -78,10 +84,11 @@ struct rsc_json {
   row_batch batch;
 };
 
-extern "C" rsc_json *rsc__json_new(rsc_decoder *d) {
+extern "C" rsc_json *rsc__json_new(rsc_decoder *d, const rsc_json_hooks *hooks) {
   try {
     rsc_json *j = new rsc_json();
     j->d = d;
+    j->hooks = *hooks;
     j->pad_buf = nullptr;
     j->pad_cap = 0;
     j->stack = nullptr;
@@ -132,6 +139,7 @@ enum : uint8_t {
 
 struct tape_converter {
   rsc_decoder *d;
+  const rsc_json_hooks *hooks;
   const uint64_t *tape;
   const uint8_t *strings;
   open_container *stack;
@@ -171,7 +179,7 @@ struct tape_converter {
     return ns;
   }
 
-  // "$" then a lowercase hex digit: perhaps "$<id>" (rsc__arrived_value).
+  // "$" then a lowercase hex digit: perhaps "$<id>" (the arrived_value hook).
   static bool maybe_ref_id(char c) { return uint8_t(c - '0') < 10 || uint8_t(c - 'a') < 6; }
 
   static bool index_key(const char *k, uint32_t n) { return n > 0 && k[0] >= '0' && k[0] <= '9'; }
@@ -201,7 +209,7 @@ struct tape_converter {
   static constexpr uint32_t W_MARKER = 1u << 19;    // an array opening with the "$" string
 
   // Production model rows: a tuple ["$", ...] with nothing else to revive
-  // becomes its element as its array closes (rsc__plain_element), so the
+  // becomes its element as its array closes (the plain_element hook), so the
   // revive walk never enters element trees that hold no reference.
   bool elements = false;
 
@@ -233,7 +241,7 @@ struct tape_converter {
         last = sp;
         *dst = rsc__str(RSC_STRING, s, n);
         if (s[0] == '$' && // "" holds the NUL
-            !(n - 2u < 12u && elements && maybe_ref_id(s[1]) && rsc__arrived_value(d, s, n, dst))) {
+            !(n - 2u < 12u && elements && maybe_ref_id(s[1]) && hooks->arrived_value(d, s, n, dst))) {
           dst->flags = NF_DOLLAR;
           walk |= NF_DOLLAR;
         }
@@ -345,7 +353,7 @@ struct tape_converter {
         rsc_node *node = top[-1].node;
         uint32_t needs = walk & (NF_DOLLAR | NF_WALK | W_MARKER);
         if (needs == W_MARKER && elements) {
-          if (!rsc__plain_element(d, node->u.items, node->len - 1, node)) goto fail;
+          if (!hooks->plain_element(d, node->u.items, node->len - 1, node)) goto fail;
         } else {
           node->flags |= needs ? NF_WALK : 0;
         }
@@ -663,7 +671,7 @@ static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t
 // The tape into nodes, the strings left where simdjson wrote them.
 __attribute__((always_inline)) static inline json_result convert(rsc_json *j, string_region &strings,
                                                                 bool elements, rsc_node *out) {
-  tape_converter c{j->d, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
+  tape_converter c{j->d, &j->hooks, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
                    j->stack_cap};
   c.elements = elements;
   bool ok = c.run(out);

@@ -1,6 +1,8 @@
-/* node.c - public accessors for values and chunks. Every accessor is safe
+/* node.c - public accessors for values. Every accessor is safe
  * on NULL and on the wrong kind: it returns 0, NULL or RSC_NONE. */
-#include "chunks.h"
+#include "internal.h"
+
+const char rsc__element_symbol[] = RSC_ELEMENT_SYMBOL;
 
 rsc_kind rsc_node_kind(const rsc_node *n) { return n ? (rsc_kind)n->kind : RSC_NONE; }
 
@@ -227,48 +229,3 @@ uintptr_t rsc_node_identity(const rsc_node *n) {
   }
 }
 
-/* ---- chunks ---------------------------------------------------------------- */
-
-const rsc_chunk *rsc_decoder_root(rsc_decoder *d) { return d ? rsc__find_chunk(d, 0) : NULL; }
-
-const rsc_chunk *rsc_decoder_chunk(rsc_decoder *d, int64_t id) {
-  return d ? rsc__find_chunk(d, id) : NULL;
-}
-
-size_t rsc_decoder_chunk_count(const rsc_decoder *d) { return d ? d->table.count : 0; }
-
-const rsc_chunk *rsc_decoder_chunk_at(const rsc_decoder *d, size_t i) {
-  return d && i < d->table.count ? d->table.order[i] : NULL;
-}
-
-int64_t rsc_chunk_id(const rsc_chunk *c) { return c ? c->id : -1; }
-
-/* A read parses a chunk whose row arrived but was not parsed yet, as
- * React's first read does; the owner decoder does the work. */
-static void read_through(const rsc_chunk *c) {
-  if (c && c->state == CS_RESOLVED_MODEL && c->owner && !c->owner->err.code)
-    rsc__read_chunk(c->owner, (rsc_chunk *)c);
-}
-
-rsc_chunk_state rsc_chunk_status(const rsc_chunk *c) {
-  if (!c) return RSC_CHUNK_PENDING;
-  read_through(c);
-  switch (c->state) {
-  case CS_FULFILLED: return RSC_CHUNK_FULFILLED;
-  case CS_REJECTED: return RSC_CHUNK_REJECTED;
-  case CS_HALTED: return RSC_CHUNK_HALTED;
-  case CS_BLOCKED: return RSC_CHUNK_BLOCKED;
-  case CS_RESOLVED_MODEL: return RSC_CHUNK_BLOCKED;
-  default: return RSC_CHUNK_PENDING;
-  }
-}
-
-const rsc_node *rsc_chunk_value(const rsc_chunk *c) {
-  read_through(c);
-  return c && c->state == CS_FULFILLED ? &c->value : NULL;
-}
-
-const rsc_node *rsc_chunk_reason(const rsc_chunk *c) {
-  read_through(c);
-  return c && c->state == CS_REJECTED ? &c->reason : NULL;
-}

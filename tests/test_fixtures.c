@@ -9,7 +9,7 @@
 
 #include "internal.h"
 #include "json.h"
-#include "dump.h"
+#include "settle.h"
 #include "support.h"
 
 typedef struct fixture {

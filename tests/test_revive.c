@@ -10,7 +10,7 @@
 #include "chunks.h"
 #include "json.h"
 #include "revive.h"
-#include "dump.h"
+#include "settle.h"
 #include "support.h"
 
 static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {

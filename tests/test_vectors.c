@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "support.h"
-#include "dump.h"
+#include "settle.h"
 
 typedef struct vec {
   char name[128], rsc[160], expected[160];

@@ -1,7 +1,7 @@
-/* dump.h - the canonical dump (docs/spec/CANONICAL-DUMP.md) and the
- * read-through that initialises every chunk the root reaches. */
-#ifndef RSC_DUMP_H
-#define RSC_DUMP_H
+/* settle.h - the read-through at finish (settle.c): initialises every
+ * chunk the root reaches, so output stages only read a finished tree. */
+#ifndef RSC_SETTLE_H
+#define RSC_SETTLE_H
 
 #include "internal.h"
 
