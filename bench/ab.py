@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Two rscflight CLIs side by side: wall time, rounds in turns (A B A B ...).
 
-    /usr/bin/python3 bench/ab.py --before OLD/rscflight [--after build-release/rscflight]
+    bench/run ab --before OLD/rscflight [--after build-release/rscflight]
         [--rounds 5] [--min-time 0.2] [--after-args="--reuse"] FILE...
 
+Each build runs in processes of its own, so this sees what `bench/run pairs`
+(both builds in one process, sharing one heap) cannot: how much memory a
+decoder takes from libc, the page faults of fresh decoders.
 For each FILE and round, `OLD bench --json` and `NEW bench --json [after-args]`
 run one after the other; the speedup is time(before) / time(after), reported
 as the median of the per-round ratios (this machine's speed drifts). Build an
@@ -32,7 +35,8 @@ def median_ns(cli, path, min_time, extra):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="bench/run ab", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", required=True, help="the old rscflight CLI")
     ap.add_argument("--after", default=os.path.join(ROOT, "build-release", "rscflight"))
     ap.add_argument("--before-args", default="", help="extra bench options for the old CLI")

@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Benchmark driver: rscflight (C) against React's Flight client (JS).
+"""The C benchmarks behind bench/run: rscflight (C) against React's Flight
+client (JS), and rscflight's own studies. bench/run builds, installs the JS
+clients, then runs this as
 
-    bench/run [options]                 (builds, installs, then runs this)
-    /usr/bin/python3 bench/driver.py [options]
+    bench/run [compare|sweep|memory|scaling|threads] [options]
 
 Payloads come from bench/payloads.txt ("class-name<TAB>path" per line, '#'
 comments; paths relative to the repository root; missing files are skipped
-with a warning) or from --files.
+with a warning) or from --files. Paths in the reports are written relative
+to the repository.
 
-Default mode: for every payload, ROUNDS rounds in which the decoders take
-turns (rscflight, rscflight with a new decoder per decode, rscflight with
-borrowed input, rscflight --parse-only, React 19.3.1, React 19.2.9,
-JSON.parse; then again ...). The C runs reuse one decoder per process
+compare (the default): for every payload, ROUNDS rounds in which the
+decoders take turns (rscflight, rscflight with a new decoder per decode,
+rscflight with borrowed input, rscflight --parse-only, React 19.3.1, React
+19.2.9, JSON.parse; then again ...). The C runs reuse one decoder per process
 (--reuse: rsc_decoder_reset between decodes) except rscflight-new;
 rscflight-borrow adds --borrow-input (RSC_OPT_BORROW_INPUT: text and binary
 rows point into the input instead of being copied). Each invocation is a fresh process measuring with
@@ -20,11 +22,11 @@ rounds; every ratio is computed per round and the median of the per-round
 ratios is reported (machine speed drifts). Writes bench/results/latest.md,
 latest.json and throughput.svg.
 
-Extra studies (each writes its own bench/results/<name>.md; --all runs all):
-    --sweep     rscflight fed in chunks of 1, 64, 4096, 65536 bytes vs whole
-    --memory    rscflight peak_bytes against input size
-    --scaling   synthetic payloads from 1 KB to 100 MB: ns per byte
-    --threads   two decoders on two threads (--threads 2) vs one
+The studies (each writes its own bench/results/<name>.md):
+    sweep     rscflight fed in chunks of 1, 64, 4096, 65536 bytes vs whole
+    memory    rscflight peak_bytes against input size
+    scaling   synthetic payloads from 1 KB to 100 MB: ns per byte
+    threads   two decoders on two threads (--nthreads 2) vs one
 
 Nothing here asserts on absolute times.
 
@@ -37,6 +39,7 @@ What the C CLI must provide (build-release/rscflight):
   --parse-only: bare simdjson DOM parse of the payload's JSON rows.
   --chunk-size N: the payload is fed to one decoder N bytes at a time.
   --reuse: one decoder, reset between decodes, instead of a new one each.
+  --files-in-turns: every FILE timed in turns in one process (scaling).
   --threads T: T threads decode the payload concurrently, batch after batch
     (several decodes per thread per batch); median_ns is the wall time of T
     concurrent decodes (mb_per_s = T * bytes / median_ns); the object also
@@ -83,6 +86,24 @@ def warn(msg):
 
 def info(msg):
     print("driver: " + msg, file=sys.stderr, flush=True)
+
+
+def rel(path):
+    """A path as the results write it: relative to the repository when it
+    lies inside it (results are read on other machines and checkouts),
+    unchanged otherwise."""
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return path
+    r = os.path.relpath(path, ROOT)
+    return path if r == ".." or r.startswith(".." + os.sep) else r
+
+
+def rel_arg(arg):
+    """rel() for a command-line word, including the value of --opt=PATH."""
+    if arg.startswith("--") and "=" in arg:
+        opt, val = arg.split("=", 1)
+        return opt + "=" + rel(val)
+    return rel(arg)
 
 
 # ---------------------------------------------------------------------------
@@ -183,7 +204,7 @@ class Runner:
 
     def _run(self, cmd, env=None, timeout=None):
         if len(self.commands) < 50:
-            self.commands.append(" ".join(shlex.quote(c) for c in cmd))
+            self.commands.append(" ".join(shlex.quote(rel_arg(c)) for c in cmd))
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                timeout=timeout or self.args.timeout, text=True)
@@ -423,7 +444,7 @@ def _simdjson_version(build_dir, cache):
             continue
         m = re.search(r'#define\s+SIMDJSON_VERSION\s+"?([0-9][0-9.]*)"?', head)
         if m:
-            return "%s (%s)" % (m.group(1), os.path.normpath(c))
+            return "%s (%s)" % (m.group(1), rel(os.path.normpath(c)))
     return None
 
 
@@ -457,7 +478,7 @@ def environment(runner):
         comp = cache.get(var)
         if comp:
             v = _cmd_out([comp, "--version"])
-            facts[key] = "%s (%s)" % (v.splitlines()[0] if v else "?", comp)
+            facts[key] = "%s (%s)" % (v.splitlines()[0] if v else "?", rel(comp))
     facts["C flags"] = " ".join(x for x in (cache.get("CMAKE_C_FLAGS"), cache.get("CMAKE_C_FLAGS_RELEASE")) if x) or None
     facts["simdjson"] = _simdjson_version(build_dir, cache)
     if runner.have_cli():
@@ -576,7 +597,7 @@ def compare(runner, payloads, decoders, rounds):
     results = []
     for cls, path in payloads:
         nbytes = os.path.getsize(path)
-        info("%s (%s, %s): %d rounds x %s" % (cls, path, fmt_bytes(nbytes), rounds, ",".join(decoders)))
+        info("%s (%s, %s): %d rounds x %s" % (cls, rel(path), fmt_bytes(nbytes), rounds, ",".join(decoders)))
         times = {d: [] for d in decoders}
         peaks = []
         errors = {}
@@ -594,7 +615,7 @@ def compare(runner, payloads, decoders, rounds):
                 times[d].append(float(res["median_ns"]))
                 if d == "rscflight" and res.get("peak_bytes") is not None:
                     peaks.append(res["peak_bytes"])
-        row = {"class": cls, "file": path, "bytes": nbytes, "rounds": rounds, "times": times, "errors": errors}
+        row = {"class": cls, "file": rel(path), "bytes": nbytes, "rounds": rounds, "times": times, "errors": errors}
         row["median_ns"] = {d: median(ts) for d, ts in times.items()}
         row["mb_per_s"] = {d: (mbps(nbytes, ns) if ns else None) for d, ns in row["median_ns"].items()}
         rsc = times.get("rscflight", [])
@@ -928,45 +949,101 @@ def write_file(path, text):
     info("wrote %s" % path)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--payloads", default=os.path.join(HERE, "payloads.txt"),
-                    help="payload list, 'class<TAB>path' per line (default bench/payloads.txt)")
-    ap.add_argument("--files", nargs="+", metavar="FILE", help="payload files (instead of --payloads)")
-    ap.add_argument("--rounds", type=int, default=7, help="rounds per payload (default 7)")
-    ap.add_argument("--min-time", type=float, default=0.2, help="--min-time of each invocation, seconds (default 0.2)")
-    ap.add_argument("--js-warmup", type=float, default=0.2, help="untimed JS warmup per invocation, seconds")
-    ap.add_argument("--decoders", default=",".join(DECODERS),
-                    help="comma list from %s (default: all)" % ",".join(DECODERS))
-    ap.add_argument("--cli", default=os.path.join(ROOT, "build-release", "rscflight"), help="rscflight CLI")
-    ap.add_argument("--node", default="node")
-    ap.add_argument("--timeout", type=float, default=900, help="per invocation, seconds")
-    ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    ap.add_argument("--sweep", action="store_true", help="chunk-size sweep")
-    ap.add_argument("--sweep-js", action="store_true", help="include React 19.3.1 in the sweep")
-    ap.add_argument("--memory", action="store_true", help="peak_bytes against input size")
-    ap.add_argument("--memory-min-time", type=float, default=0.05)
-    ap.add_argument("--memory-synthetic", action="store_true",
-                    help="also measure synthetic payloads of 1 KB .. --scaling-max")
-    ap.add_argument("--scaling", action="store_true", help="synthetic payloads from 1 KB to 100 MB")
-    ap.add_argument("--scaling-max", default="100M", help="largest synthetic size (default 100M)")
-    ap.add_argument("--scaling-js-max", default="10M", help="largest synthetic size the JS decoders run (default 10M)")
-    ap.add_argument("--threads", action="store_true", help="two decoders on two threads vs one")
-    ap.add_argument("--nthreads", type=int, default=2)
-    ap.add_argument("--all", action="store_true", help="the comparison and every study")
-    ap.add_argument("--no-compare", action="store_true", help="skip the main comparison")
+MODES = {
+    "compare": "rscflight against React's Flight clients and the JSON.parse and simdjson floors, "
+               "decoders in turns on each payload (latest.md, latest.json, throughput.svg)",
+    "sweep": "rscflight fed in chunks of 1, 64, 4096 and 65536 bytes against the whole payload (sweep.md)",
+    "memory": "rscflight's peak_bytes and RSS growth against input size (memory.md)",
+    "scaling": "synthetic payloads from 1 KB to 100 MB: ns per byte against 1 MB's (scaling.md, scaling.svg)",
+    "threads": "N decoders on N threads against one (threads.md)",
+}
+# The driver's flags before it had subcommands; each names what replaces it.
+OLD_FLAGS = {"--sweep": "bench/run sweep", "--memory": "bench/run memory", "--scaling": "bench/run scaling",
+             "--threads": "bench/run threads", "--all": "one bench/run SUBCOMMAND per study",
+             "--no-compare": "bench/run SUBCOMMAND"}
+# Options some modes do not take, as the code that reads them expects them.
+DEFAULTS = {"payloads": os.path.join(HERE, "payloads.txt"), "files": None, "js_warmup": 0.2,
+            "memory_min_time": 0.05, "memory_synthetic": False, "sweep_js": False,
+            "scaling_max": "100M", "scaling_js_max": "10M", "nthreads": 2, "decoders": None}
+
+
+def build_parser():
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--rounds", type=int, default=7, help="rounds per payload (default 7)")
+    common.add_argument("--min-time", type=float, default=0.2,
+                        help="--min-time of each invocation, seconds (default 0.2)")
+    common.add_argument("--cli", default=os.path.join(ROOT, "build-release", "rscflight"),
+                        help="rscflight CLI (default build-release/rscflight)")
+    common.add_argument("--node", default="node")
+    common.add_argument("--timeout", type=float, default=900, help="per invocation, seconds")
+    common.add_argument("--out-dir", default=os.path.join(HERE, "results"),
+                        help="where the report goes (default bench/results)")
+    payl = argparse.ArgumentParser(add_help=False)
+    payl.add_argument("--payloads", default=DEFAULTS["payloads"],
+                      help="payload list, 'class<TAB>path' per line (default bench/payloads.txt)")
+    payl.add_argument("--files", nargs="+", metavar="FILE", help="payload files (instead of --payloads)")
+    decs = argparse.ArgumentParser(add_help=False)
+    decs.add_argument("--decoders", default=",".join(DECODERS),
+                      help="comma list from %s (default: all)" % ",".join(DECODERS))
+    js = argparse.ArgumentParser(add_help=False)
+    js.add_argument("--js-warmup", type=float, default=0.2, help="untimed JS warmup per invocation, seconds")
+
+    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="mode", metavar="SUBCOMMAND")
+
+    def mode(name, parents):
+        return sub.add_parser(name, parents=parents, help=MODES[name], description=MODES[name] + ".")
+
+    mode("compare", [payl, common, decs, js])
+    p = mode("sweep", [payl, common, js])
+    p.add_argument("--sweep-js", action="store_true", help="include React 19.3.1 in the sweep")
+    p = mode("memory", [payl, common])
+    p.add_argument("--memory-min-time", type=float, default=DEFAULTS["memory_min_time"],
+                   help="--min-time of each invocation here, seconds (default 0.05)")
+    p.add_argument("--memory-synthetic", action="store_true",
+                   help="also measure synthetic payloads of 1 KB .. --scaling-max")
+    p.add_argument("--scaling-max", default="100M", help="largest synthetic size (default 100M)")
+    p = mode("scaling", [common, decs, js])
+    p.add_argument("--scaling-max", default="100M", help="largest synthetic size (default 100M)")
+    p.add_argument("--scaling-js-max", default="10M",
+                   help="largest synthetic size the JS decoders run (default 10M)")
+    p = mode("threads", [payl, common])
+    p.add_argument("--nthreads", type=int, default=2, help="threads (default 2)")
+    return ap
+
+
+def parse_args(argv):
+    """(namespace, argv with its subcommand): no subcommand means compare."""
+    argv = list(argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["compare"] + argv
+    ap = build_parser()
+    for x in argv:
+        if x.split("=", 1)[0] in OLD_FLAGS:
+            ap.error("%s is gone: use %s" % (x, OLD_FLAGS[x.split("=", 1)[0]]))
     a = ap.parse_args(argv)
+    for k, v in DEFAULTS.items():
+        if not hasattr(a, k):
+            setattr(a, k, v)
+    if a.decoders is None:
+        a.decoders = "rscflight,19.3.1" if a.sweep_js else "rscflight"
+    return a, argv
+
+
+def main(argv=None):
+    a, argv = parse_args(sys.argv[1:] if argv is None else argv)
 
     import synth
     scaling_max = synth.parse_size(a.scaling_max)
     js_max = synth.parse_size(a.scaling_js_max)
     launcher = os.environ.get("RSCFLIGHT_BENCH_LAUNCHER", "/usr/bin/python3 bench/driver.py")
-    command = launcher + " " + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:]))
+    command = launcher + " " + " ".join(shlex.quote(rel_arg(x)) for x in argv)
 
     decoders = [d.strip() for d in a.decoders.split(",") if d.strip()]
     for d in decoders:
         if d not in DECODERS:
-            ap.error("unknown decoder %s" % d)
+            build_parser().error("unknown decoder %s" % d)
     runner = Runner(a)
     if any(d in C_DECODERS for d in decoders) and not runner.have_cli():
         warn("rscflight CLI %s not found: C decoders skipped" % a.cli)
@@ -977,20 +1054,23 @@ def main(argv=None):
     if not decoders:
         warn("no decoder to run")
         return 1
+    have_c = "rscflight" in decoders
+    if a.mode in ("sweep", "memory", "threads") and not have_c:
+        warn("%s needs the rscflight CLI" % a.mode)
+        return 1
 
-    payloads = files_as_payloads(a.files) if a.files else read_payload_list(a.payloads)
-    studies = a.all or a.sweep or a.memory or a.scaling or a.threads
-    do_compare = (a.all or not studies) and not a.no_compare
-    if not payloads:
-        warn("no payloads (fill bench/payloads.txt or pass --files)")
-        if not (a.scaling or a.all or (a.memory and a.memory_synthetic)):
-            return 1
+    payloads = []
+    if a.mode != "scaling":
+        payloads = files_as_payloads(a.files) if a.files else read_payload_list(a.payloads)
+        if not payloads:
+            warn("no payloads (fill bench/payloads.txt or pass --files)")
+            if not (a.mode == "memory" and a.memory_synthetic):
+                return 1
 
     env = environment(runner)
     os.makedirs(a.out_dir, exist_ok=True)
-    have_c = "rscflight" in decoders
 
-    if do_compare and payloads:
+    if a.mode == "compare":
         results = compare(runner, payloads, decoders, a.rounds)
         head, rows = compare_tables(results)
         print(text_table(head, rows), flush=True)
@@ -1023,42 +1103,33 @@ def main(argv=None):
         write_file(os.path.join(a.out_dir, "latest.json"),
                    json.dumps({"env": env, "command": command, "results": results}, indent=1) + "\n")
 
-    if (a.sweep or a.all) and payloads:
-        if not have_c:
-            warn("--sweep needs the rscflight CLI")
-        else:
-            data, head, rows, note = sweep(runner, payloads, a.rounds, a.sweep_js)
-            print("\nChunk-size sweep\n" + text_table(head, rows), flush=True)
-            write_report(os.path.join(a.out_dir, "sweep.md"), "rscflight chunk-size sweep", env, command,
-                         [("Results", md_table(head, rows)), ("How", note)])
+    if a.mode == "sweep":
+        data, head, rows, note = sweep(runner, payloads, a.rounds, "19.3.1" in decoders)
+        print("\nChunk-size sweep\n" + text_table(head, rows), flush=True)
+        write_report(os.path.join(a.out_dir, "sweep.md"), "rscflight chunk-size sweep", env, command,
+                     [("Results", md_table(head, rows)), ("How", note)])
 
-    if a.memory or a.all:
-        if not have_c:
-            warn("--memory needs the rscflight CLI")
-        else:
-            mp = list(payloads)
-            if a.memory_synthetic or a.all:
-                mp += [("synthetic " + fmt_bytes(s), synthetic_payload(s)) for s in SCALING_SIZES if s <= scaling_max]
-            data, head, rows, note = memory(runner, mp, max(1, min(a.rounds, 3)))
-            print("\nPeak memory\n" + text_table(head, rows), flush=True)
-            write_report(os.path.join(a.out_dir, "memory.md"), "rscflight peak memory", env, command,
-                         [("Results", md_table(head, rows)), ("How", note)])
+    if a.mode == "memory":
+        mp = list(payloads)
+        if a.memory_synthetic:
+            mp += [("synthetic " + fmt_bytes(s), synthetic_payload(s)) for s in SCALING_SIZES if s <= scaling_max]
+        data, head, rows, note = memory(runner, mp, max(1, min(a.rounds, 3)))
+        print("\nPeak memory\n" + text_table(head, rows), flush=True)
+        write_report(os.path.join(a.out_dir, "memory.md"), "rscflight peak memory", env, command,
+                     [("Results", md_table(head, rows)), ("How", note)])
 
-    if a.scaling or a.all:
+    if a.mode == "scaling":
         data, head, rows, note, flat, svg = scaling(runner, a.rounds, scaling_max, js_max, decoders)
         print("\nScaling\n" + text_table(head, rows) + "\n" + note, flush=True)
         write_report(os.path.join(a.out_dir, "scaling.md"), "rscflight scaling with payload size", env, command,
                      [("Results", md_table(head, rows)), ("How", note), ("Plot", "![scaling](scaling.svg)")])
         write_file(os.path.join(a.out_dir, "scaling.svg"), svg)
 
-    if (a.threads or a.all) and payloads:
-        if not have_c:
-            warn("--threads needs the rscflight CLI")
-        else:
-            data, head, rows, note = threads(runner, payloads, a.rounds, a.nthreads)
-            print("\nThreads\n" + text_table(head, rows) + "\n" + note, flush=True)
-            write_report(os.path.join(a.out_dir, "threads.md"), "rscflight with %d threads" % a.nthreads, env,
-                         command, [("Results", md_table(head, rows)), ("How", note)])
+    if a.mode == "threads":
+        data, head, rows, note = threads(runner, payloads, a.rounds, a.nthreads)
+        print("\nThreads\n" + text_table(head, rows) + "\n" + note, flush=True)
+        write_report(os.path.join(a.out_dir, "threads.md"), "rscflight with %d threads" % a.nthreads, env,
+                     command, [("Results", md_table(head, rows)), ("How", note)])
     return 0
 
 

@@ -1,7 +1,7 @@
 /* pairs.c - two builds of the library in one process, decodes alternating
- * in pairs (bench/pairs/run.sh builds it; docs/performance.md, eleventh
- * round). The "before" library's symbols carry the prefix old_ (objcopy);
- * the "after" one is linked as it is.
+ * in pairs (`bench/run pairs` builds it with run.sh; docs/performance.md,
+ * eleventh round). The "before" library's symbols carry the prefix old_
+ * (objcopy); the "after" one is linked as it is.
  *
  *   pairs [--seconds S] [--new] [--borrow-input] [--chunk-size N] FILE...
  *

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Two builds of the library in one process, decodes alternating in pairs:
 # the A/B for changes worth a few per cent, which rounds of separate
-# processes (bench/ab.py) cannot see on a VM whose vCPUs change speed.
+# processes (bench/run ab) cannot see on a VM whose vCPUs change speed.
 #
-#   bench/pairs/run.sh OLD_BUILD [NEW_BUILD] -- [pairs options] FILE...
+#   bench/run pairs OLD_BUILD [NEW_BUILD] -- [pairs options] FILE...
+#
+# pairs options: --seconds S (per file and direction, default 5), --new (a
+# decoder made and freed per decode), --borrow-input, --chunk-size N.
 #
 # OLD_BUILD and NEW_BUILD are Release build folders holding librscflight.a
 # (NEW_BUILD defaults to build-release). One build's archive is copied with
@@ -29,13 +32,20 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-old=${1:?usage: run.sh OLD_BUILD [NEW_BUILD] -- [options] FILE...}
+usage() { # the header comment above, up to `set`
+  sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"
+}
+case ${1:-} in
+  -h | --help) usage; exit 0 ;;
+  '' | --) echo "usage: bench/run pairs OLD_BUILD [NEW_BUILD] -- [options] FILE..." >&2; exit 2 ;;
+esac
+old=$1
 shift
 new=$root/build-release
 if [ $# -gt 0 ] && [ "$1" != "--" ]; then new=$1; shift; fi
 [ "${1:-}" = "--" ] && shift
 for b in "$old" "$new"; do
-  [ -f "$b/librscflight.a" ] || { echo "run.sh: no $b/librscflight.a" >&2; exit 2; }
+  [ -f "$b/librscflight.a" ] || { echo "bench/run pairs: no $b/librscflight.a" >&2; exit 2; }
 done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

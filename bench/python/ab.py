@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two builds of the Python binding side by side in one process.
 
-    /usr/bin/python3 bench/python/ab.py --before OLD/build-release/python \\
+    bench/run pyab --before OLD/build-release/python \\
         [--after build-release/python] [--seconds 8] FILE...
 
 The `rscflight` package under --after is imported under another name
@@ -15,7 +15,7 @@ rounds of separate processes saw this VM's vCPUs change speed between them
 canonical dump of each FILE.
 
 Which build is imported as which name matters by itself, as the library's
-place in a process does for bench/pairs/run.sh (docs/performance.md,
+place in a process does for `bench/run pairs` (docs/performance.md,
 twelfth round). So each FILE is measured by two processes, the second
 with the builds' places swapped; `speedup` is the geometric mean of the
 two ratios (`forward`, `swapped`), in which that bias cancels, and `slot`
@@ -43,7 +43,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="bench/run pyab", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", required=True, help="a build's python folder (holds rscflight/)")
     ap.add_argument("--after", default=os.path.join(ROOT, "build-release", "python"))
     ap.add_argument("--seconds", type=float, default=8.0, help="time per file (default 8)")

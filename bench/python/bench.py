@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Time Python-side Flight decoders on payload files.
 
-    PYTHONPATH=build/python python3 bench/python/bench.py [--rounds 7] \
-        [--min-time 0.2] [--json] [--synth 16K,256K,4M] [--react] [FILE...]
+    bench/run python [--rounds 7] [--min-time 0.2] [--json]
+        [--synth 16K,256K,4M] [--react] [FILE...]
+
+bench/run builds the binding into build-release/python and puts it first on
+PYTHONPATH.
 
 With no FILE, --synth 16K,256K,4M and --react are implied: synthetic
 payloads (synth.py, seed 1) and fixtures/react's newest server's payloads of
@@ -97,7 +100,8 @@ def fmt_ratio(x):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="bench/run python", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*")
     ap.add_argument("--synth", metavar="SIZES",
                     help="also time synthetic payloads of these sizes (synth.py), e.g. 16K,256K,4M")
@@ -199,7 +203,7 @@ def main(argv=None):
         for name, err in r.get("errors", {}).items():
             print("%s: %s failed: %s" % (r["file"], name, err))
     if rscflight is None:
-        print("(rscflight not importable: %s; build it and set PYTHONPATH=build/python)" % _RSC_ERR)
+        print("(rscflight not importable: %s; build it: bench/run python builds build-release/python)" % _RSC_ERR)
     else:
         print("(rscflight column: rscflight.loads(data); 'rsc vs X' = X time / rscflight time, median of per-round ratios)")
         summarize(results)
