@@ -902,7 +902,7 @@ static rsc_status jstr_open(rsc_html_js *j, rsc_html_str *t) {
  */
 static rsc_status jstr_text(rsc_html_js *j, bool emit) {
   rsc_html_str t;
-  uint32_t cp, hi = 0;
+  uint32_t cp, hi = 0; /* hi: a high surrogate waiting for its low half */
   size_t off;
   int r;
   if (jstr_open(j, &t)) return j->x->err.code;
@@ -1182,11 +1182,9 @@ static rsc_status next_array(rsc_html_js *j, bool exec, size_t stmt_off) {
 
 /* One statement; returns its flavor, or -1 with the error recorded. */
 static int statement(rsc_html_js *j, bool exec) {
-  int fl;
-  size_t off;
   jws(j);
-  off = j->p;
-  fl = stmt_flavor(j);
+  size_t off = j->p;
+  int fl = stmt_flavor(j);
   if (fl == FL_NONE) return syntax_error(j->x, j->p, MSG_STMT);
   if (j->s[j->p] == '(') {
     j->p++;
@@ -1228,17 +1226,9 @@ static int statement(rsc_html_js *j, bool exec) {
 
 /* all statements of a Flight script; each must have flavor fl */
 static rsc_status run_script(rsc_html_scan *x, size_t b, size_t e, int fl, bool exec) {
-  rsc_html_js j;
+  rsc_html_js j = {.x = x, .s = x->s, .b = b, .p = b, .e = e};
   bool first = true;
-  j.x = x;
-  j.s = x->s;
-  j.b = b;
-  j.p = b;
-  j.e = e;
-  j.nl = false;
   for (;;) {
-    int f;
-    size_t at;
     jws(&j);
     if (j.p >= j.e) return RSC_OK;
     if (j.s[j.p] == ';') {
@@ -1248,8 +1238,8 @@ static rsc_status run_script(rsc_html_scan *x, size_t b, size_t e, int fl, bool 
     }
     if (!first && (!j.nl || j.s[j.p] == '(' || j.s[j.p] == '['))
       return fail(x, RSC_ERR_HTML, j.p, MSG_STMT);
-    at = j.p;
-    f = statement(&j, exec);
+    size_t at = j.p;
+    int f = statement(&j, exec);
     if (f < 0) return x->err.code;
     if (f != fl)
       return fail(x, RSC_ERR_HTML, at, "a script mixes Next.js and rsc-html-stream statements");
@@ -1258,14 +1248,7 @@ static rsc_status run_script(rsc_html_scan *x, size_t b, size_t e, int fl, bool 
 }
 
 static rsc_status process_script(rsc_html_scan *x, size_t b, size_t e, int kind) {
-  rsc_html_js j;
-  int fl;
-  j.x = x;
-  j.s = x->s;
-  j.b = b;
-  j.p = b;
-  j.e = e;
-  j.nl = false;
+  rsc_html_js j = {.x = x, .s = x->s, .b = b, .p = b, .e = e};
   /* leading white space, comments and empty statements */
   for (;;) {
     jws(&j);
@@ -1274,7 +1257,7 @@ static rsc_status process_script(rsc_html_scan *x, size_t b, size_t e, int kind)
     else
       break;
   }
-  fl = stmt_flavor(&j);
+  int fl = stmt_flavor(&j);
   if (fl == FL_NONE) return RSC_OK;
   if (x->want != RSC_HTML_AUTO && (int)x->want != fl) return RSC_OK;
   if (kind == SK_MODULE)
@@ -1291,18 +1274,18 @@ static rsc_status process_script(rsc_html_scan *x, size_t b, size_t e, int kind)
 
 /* ---- the page ------------------------------------------------------------ */
 
+/* Scans the page for the scripts that run, and reads the Flight ones; stops
+ * at the first error (in x->err). */
 static void scan_page(rsc_html_scan *x) {
   const uint8_t *s = x->s;
   size_t n = x->n, p = 0;
   size_t tdepth = 0, inert_level = 0; /* template nesting; depth of the outermost inert one */
   while (p < n && !x->err.code) {
     const uint8_t *lt = memchr(s + p, '<', n - p);
-    size_t q, ne, after;
-    uint8_t c;
     if (!lt) return;
-    q = (size_t)(lt - s);
+    size_t q = (size_t)(lt - s), ne, after;
     if (q + 1 >= n) return;
-    c = s[q + 1];
+    uint8_t c = s[q + 1];
     if (c == '!') {
       if (q + 3 < n && s[q + 2] == '-' && s[q + 3] == '-')
         p = skip_comment(s, n, q + 4);
@@ -1326,19 +1309,18 @@ static void scan_page(rsc_html_scan *x) {
         p = skip_bogus(s, n, q + 2);
       }
     } else if (is_alpha(c)) {
-      rsc_html_attrs a;
+      rsc_html_attrs a = {0};
       size_t nb = q + 1;
-      memset(&a, 0, sizeof a);
       ne = tag_name_end(s, n, nb);
       if (!parse_attrs(s, n, ne, &a, &after)) return;
       p = after;
       if (ci_eq(s, nb, ne, "script")) {
         size_t end = scan_script(s, n, p), after_end;
-        int kind;
         if (end >= n) return; /* unclosed script: never executed */
         if (!parse_attrs(s, n, end + 8, NULL, &after_end))
           return; /* its end tag is never emitted either */
-        kind = script_kind(s, &a);
+        int kind = script_kind(s, &a);
+        /* an error stops the loop through x->err */
         if (kind != SK_NONE && !inert_level) process_script(x, p, end, kind);
         p = after_end;
       } else if (ci_eq(s, nb, ne, "title") || ci_eq(s, nb, ne, "textarea") ||
@@ -1346,23 +1328,21 @@ static void scan_page(rsc_html_scan *x) {
                  ci_eq(s, nb, ne, "iframe") || ci_eq(s, nb, ne, "noembed") ||
                  ci_eq(s, nb, ne, "noframes") || ci_eq(s, nb, ne, "noscript")) {
         char name[9];
-        size_t k = ne - nb, i, end;
-        for (i = 0; i < k; i++) name[i] = (char)lower(s[nb + i]);
+        size_t k = ne - nb;
+        for (size_t i = 0; i < k; i++) name[i] = (char)lower(s[nb + i]);
         name[k] = 0;
-        end = scan_raw(s, n, p, name);
+        size_t end = scan_raw(s, n, p, name);
         if (end >= n) return;
         if (!parse_attrs(s, n, end + 2 + k, NULL, &after)) return;
         p = after;
       } else if (ci_eq(s, nb, ne, "plaintext")) {
         return;
       } else if (ci_eq(s, nb, ne, "template")) {
-        int dsd = 0;
         const rsc_html_attr *srm = &a.v[A_SRM];
-        if (srm->has) {
-          dsd = ci_eq(s, srm->b, srm->e, "open") || ci_eq(s, srm->b, srm->e, "closed");
-        }
+        bool shadow_root =
+            srm->has && (ci_eq(s, srm->b, srm->e, "open") || ci_eq(s, srm->b, srm->e, "closed"));
         tdepth++;
-        if (!dsd && !inert_level) inert_level = tdepth;
+        if (!shadow_root && !inert_level) inert_level = tdepth;
       }
     } else {
       p = q + 1;
