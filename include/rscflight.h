@@ -273,7 +273,9 @@ RSC_API rsc_status rsc_decoder_feed_padded(rsc_decoder *d, const char *buf, size
 /* Ends the stream: chunks that never arrived are rejected with
  * "Connection closed." (halted with RSC_OPT_ALLOW_PARTIAL), open streams end,
  * and every chunk reachable from the root is initialised, so the whole tree
- * is revived. Calling it twice is harmless. Returns the sticky status. */
+ * is revived. Calling it twice is harmless. Returns the sticky status.
+ * rsc_decoder_incomplete, rsc_chunk_closed and rsc_error_closed tell such
+ * an end from an error the server sent, without comparing text. */
 RSC_API rsc_status rsc_decoder_finish(rsc_decoder *d);
 
 /* The sticky error (code RSC_OK when none). Never NULL for a non-NULL d. */
@@ -314,6 +316,40 @@ RSC_API int rsc_decoder_is_dev(const rsc_decoder *d);
 RSC_API uint64_t rsc_decoder_bytes(const rsc_decoder *d);
 RSC_API size_t rsc_decoder_peak_memory(const rsc_decoder *d);
 
+/* What the end of the stream left unfinished (rsc_decoder_incomplete).
+ * Row ids as the framer read them; lists ascending, without repeats. */
+typedef struct rsc_incomplete {
+  uint64_t offset;         /* where the stream ended: bytes fed in total     */
+  int cut;                 /* 1 when it ended inside a row (which is dropped,
+                              as React drops it), else 0                    */
+  int64_t cut_id;          /* that row's id, or -1 (no row was cut, or the
+                              end fell inside its id)                       */
+  uint64_t cut_offset;     /* that row's first byte (offset when cut is 0)   */
+  const int64_t *missing;  /* ids the stream referenced whose row never
+                              arrived: rejected with "Connection closed."
+                              (halted with RSC_OPT_ALLOW_PARTIAL). The cut
+                              row's id is here too when it was referenced.
+                              A chunk whose row arrived but waits on one of
+                              these is not.                                 */
+  size_t missing_len;
+  const int64_t *open_streams; /* ids of streams (R, r, X, x rows) whose end
+                              (C or E row) never arrived: ended with
+                              "Connection closed." (closed with
+                              RSC_OPT_ALLOW_PARTIAL)                        */
+  size_t open_streams_len;
+} rsc_incomplete;
+
+/* After rsc_decoder_finish: NULL when the stream ended complete (no row cut,
+ * nothing referenced missing, no stream left open), and also before finish,
+ * with RSC_OPT_PARSE_ONLY, or when the decoder stopped with an error (see
+ * rsc_decoder_error: an error is not an early end). Otherwise what was
+ * unfinished. The struct and its lists live in d's arena until the next
+ * rsc_decoder_reset or rsc_decoder_free; a chunk first read after finish
+ * can reference an id never seen, so a later call may return a new struct
+ * (the earlier one stays valid, as it was). Only finish and this call pay
+ * for it: nothing is kept while bytes are fed. */
+RSC_API const rsc_incomplete *rsc_decoder_incomplete(rsc_decoder *d);
+
 /* --- chunks ------------------------------------------------------------- */
 
 /* The root chunk (id 0); never NULL for a non-NULL decoder. */
@@ -333,6 +369,15 @@ RSC_API rsc_chunk_state rsc_chunk_status(const rsc_chunk *c);
 RSC_API const rsc_node *rsc_chunk_value(const rsc_chunk *c);
 /* Its reason (an RSC_ERROR node, or any value) when rejected, else NULL. */
 RSC_API const rsc_node *rsc_chunk_reason(const rsc_chunk *c);
+/* 1 when the end of the stream settled c: its row never arrived (rejected,
+ * or halted with RSC_OPT_ALLOW_PARTIAL), or it was rejected because a chunk
+ * it waited on was (its reason is then the end's error: rsc_error_closed).
+ * 0 otherwise: fulfilled, an error the server sent (an E row, a "$Z"
+ * error), a halt the server sent, or still blocked (with
+ * RSC_OPT_ALLOW_PARTIAL a chunk waiting on a halted one stays blocked;
+ * rsc_decoder_incomplete says whether the stream ended early). Reads c as
+ * rsc_chunk_status does. */
+RSC_API int rsc_chunk_closed(const rsc_chunk *c);
 
 /* --- values ------------------------------------------------------------- */
 
@@ -386,6 +431,11 @@ RSC_API const char *rsc_binary_kind_name(rsc_binary_kind k);
  * str_len is its whole length) and digest (NULL when the error has none). */
 RSC_API const char *rsc_error_message(const rsc_node *n);
 RSC_API const char *rsc_error_digest(const rsc_node *n);
+/* 1 when n is the error the decoder made for the end of the stream
+ * ("Connection closed.": a chunk that never arrived, or a stream left open,
+ * at finish), 0 for any other node, an error the server sent with the
+ * same message included. */
+RSC_API int rsc_error_closed(const rsc_node *n);
 /* STREAM: kind, items (values; for byte streams each piece's bytes as a
  * Uint8Array BINARY node), how it ended, and the return value (DONE) or
  * error (ERRORED). */

@@ -70,6 +70,7 @@ static struct {
   PyObject *s_stream_kind[4];
   PyObject *s_stream_end[3];
   PyObject *s_digest;
+  PyObject *s_closed;     /* "closed": a root the end of the stream rejected */
 } T;
 
 static PyTypeObject DecStateType; /* the streaming decoder's state, below */
@@ -222,6 +223,7 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
   for (int i = 0; i < 3; i++)
     if (!(T.s_stream_end[i] = PyUnicode_InternFromString(send[i]))) return NULL;
   if (!(T.s_digest = PyUnicode_InternFromString("digest"))) return NULL;
+  if (!(T.s_closed = PyUnicode_InternFromString("closed"))) return NULL;
   if (PyType_Ready(&DecStateType) < 0) return NULL;
   T.ready = 1;
   Py_RETURN_NONE;
@@ -1638,19 +1640,75 @@ static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits
   return d;
 }
 
-/* _decode(data, flags, limits) -> (status, value, reason): the root chunk
- * after the whole payload, its value or reason converted. */
+/* What the end of the stream left unfinished (rsc_decoder_incomplete), for
+ * IncompleteError: (offset, missing, cut, open streams), where missing holds
+ * the ids never seen and the cut row's id, ascending, and cut is (id or
+ * None, first byte) or None; None when the stream ended complete. */
+static PyObject *incomplete_info(rsc_decoder *d) {
+  const rsc_incomplete *inc = rsc_decoder_incomplete(d);
+  if (!inc) Py_RETURN_NONE;
+  PyObject *missing = PyList_New(0), *open = PyTuple_New((Py_ssize_t)inc->open_streams_len);
+  PyObject *cut = NULL, *r = NULL;
+  if (!missing || !open) goto done;
+  int cut_listed = !inc->cut || inc->cut_id < 0;
+  for (size_t i = 0; i <= inc->missing_len; i++) {
+    int64_t id;
+    if (i < inc->missing_len) {
+      id = inc->missing[i];
+      cut_listed |= id == inc->cut_id;
+    } else if (!cut_listed) {
+      id = inc->cut_id; /* sorted in below */
+    } else {
+      break;
+    }
+    PyObject *x = PyLong_FromLongLong(id);
+    if (!x || PyList_Append(missing, x) < 0) {
+      Py_XDECREF(x);
+      goto done;
+    }
+    Py_DECREF(x);
+  }
+  if (PyList_Sort(missing) < 0) goto done;
+  for (size_t i = 0; i < inc->open_streams_len; i++) {
+    PyObject *x = PyLong_FromLongLong(inc->open_streams[i]);
+    if (!x) goto done;
+    PyTuple_SET_ITEM(open, (Py_ssize_t)i, x);
+  }
+  if (!inc->cut) cut = Py_NewRef(Py_None);
+  else if (inc->cut_id >= 0)
+    cut = Py_BuildValue("(LK)", (long long)inc->cut_id, (unsigned long long)inc->cut_offset);
+  else cut = Py_BuildValue("(OK)", Py_None, (unsigned long long)inc->cut_offset);
+  if (!cut) goto done;
+  r = Py_BuildValue("(KNOO)", (unsigned long long)inc->offset, PyList_AsTuple(missing), cut, open);
+done:
+  Py_XDECREF(missing);
+  Py_XDECREF(open);
+  Py_XDECREF(cut);
+  return r;
+}
+
+/* _decode(data, flags, limits) -> (status, value or reason, incomplete):
+ * the root chunk after the whole payload, its value or reason converted;
+ * status "closed" for a root the end of the stream rejected, and then (or
+ * for any root that did not fulfil) incomplete_info. */
 static PyObject *root_result(conv *c, rsc_decoder *d) {
   const rsc_chunk *root = rsc_decoder_root(d);
   rsc_chunk_state st = rsc_chunk_status(root);
   if ((unsigned)st > RSC_CHUNK_HALTED) st = RSC_CHUNK_PENDING;
-  PyObject *value = NULL;
+  PyObject *value = NULL, *status = T.s_status[st], *info = NULL;
   if (st == RSC_CHUNK_FULFILLED) value = convert(c, rsc_chunk_value(root));
   else if (st == RSC_CHUNK_REJECTED) value = convert(c, rsc_chunk_reason(root));
   else value = Py_NewRef(Py_None);
   if (!value) return NULL;
-  PyObject *r = PyTuple_Pack(2, T.s_status[st], value);
+  if (st == RSC_CHUNK_FULFILLED) {
+    info = Py_NewRef(Py_None);
+  } else {
+    if (st == RSC_CHUNK_REJECTED && rsc_chunk_closed(root)) status = T.s_closed;
+    info = incomplete_info(d);
+  }
+  PyObject *r = info ? PyTuple_Pack(3, status, value, info) : NULL;
   Py_DECREF(value);
+  Py_XDECREF(info);
   return r;
 }
 
@@ -2229,6 +2287,21 @@ static PyObject *py_dec_info(PyObject *self, PyObject *cap) {
                        (unsigned long long)rsc_decoder_peak_memory(p->d), ids);
 }
 
+/* _dec_incomplete(cap) -> (root closed, incomplete_info): after finish. */
+static PyObject *py_dec_incomplete(PyObject *self, PyObject *cap) {
+  pydec *p = get_dec(cap);
+  if (!p) return NULL;
+  if (p->busy) {
+    PyErr_SetString(PyExc_RuntimeError, "the decoder is in use by another thread");
+    return NULL;
+  }
+  /* finish read the root: these reads parse nothing new */
+  int closed = rsc_chunk_closed(rsc_decoder_root(p->d));
+  PyObject *info = incomplete_info(p->d);
+  if (!info) return NULL;
+  return Py_BuildValue("(ON)", closed ? Py_True : Py_False, info);
+}
+
 /* _dec_close(cap): frees the decoder now; later calls raise ValueError. */
 static PyObject *py_dec_close(PyObject *self, PyObject *obj) {
   if (!Py_IS_TYPE(obj, &DecStateType)) {
@@ -2277,7 +2350,7 @@ static PyObject *py_pool(PyObject *self, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"_set_types", (PyCFunction)py_set_types, METH_O, "hand over the Python classes (once)"},
     {"_decode", (PyCFunction)(void (*)(void))py_decode, METH_FASTCALL,
-     "_decode(data, flags, limits) -> (root status, value or reason)"},
+     "_decode(data, flags, limits) -> (root status, value or reason, incomplete)"},
     {"_dump", (PyCFunction)(void (*)(void))py_dump, METH_FASTCALL,
      "_dump(data, flags, limits, pretty) -> canonical dump text"},
     {"_dec_new", (PyCFunction)(void (*)(void))py_dec_new, METH_FASTCALL, NULL},
@@ -2288,6 +2361,7 @@ static PyMethodDef methods[] = {
     {"_dec_dump", (PyCFunction)(void (*)(void))py_dec_dump, METH_FASTCALL, NULL},
     {"_dec_info", (PyCFunction)py_dec_info, METH_O, NULL},
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
+    {"_dec_incomplete", (PyCFunction)py_dec_incomplete, METH_O, NULL},
     {"_release_memory", (PyCFunction)py_release_memory, METH_NOARGS,
      "free the decoders kept for the next decode"},
     {"_pool", (PyCFunction)py_pool, METH_NOARGS, "bytes read by each decoder kept (tests)"},

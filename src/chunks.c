@@ -170,9 +170,11 @@ rsc_chunk *rsc__get_chunk(rsc_decoder *d, int64_t id) {
   if (c) return c;
   if (!d->closed) return rsc__add_chunk(d, id, CS_PENDING);
   /* After close a new id can never arrive (React's getChunk). */
-  if (d->opt.flags & RSC_OPT_ALLOW_PARTIAL) return rsc__add_chunk(d, id, CS_HALTED);
-  c = rsc__add_chunk(d, id, CS_REJECTED);
-  if (c) c->reason = d->closed_error;
+  bool partial = (d->opt.flags & RSC_OPT_ALLOW_PARTIAL) != 0;
+  c = rsc__add_chunk(d, id, partial ? CS_HALTED : CS_REJECTED);
+  if (!c) return NULL;
+  c->ended = CE_MISSING;
+  if (!partial) c->reason = d->closed_error;
   return c;
 }
 
@@ -1120,6 +1122,7 @@ void rsc__close(rsc_decoder *d) {
   for (size_t i = 0; i < d->table.count && !d->err.code; i++) {
     rsc_chunk *c = d->table.order[i];
     if (c->state == CS_PENDING) {
+      c->ended = CE_MISSING;
       if (partial) {
         detach(c);
         rsc__settle(d, c, CS_HALTED);
@@ -1127,6 +1130,7 @@ void rsc__close(rsc_decoder *d) {
         rsc__trigger_error(d, c, d->closed_error);
       }
     } else if (c->state == CS_FULFILLED && c->stream) {
+      if (!c->stream->closed) c->ended = CE_OPEN_STREAM;
       if (partial) stream_close(d, c->stream, rsc__mk(RSC_UNDEFINED), NULL, false);
       else stream_error(d, c->stream, d->closed_error);
     }
@@ -1177,4 +1181,11 @@ const rsc_node *rsc_chunk_value(const rsc_chunk *c) {
 const rsc_node *rsc_chunk_reason(const rsc_chunk *c) {
   read_through(c);
   return c && c->state == CS_REJECTED ? &c->reason : NULL;
+}
+
+int rsc_chunk_closed(const rsc_chunk *c) {
+  if (!c) return 0;
+  read_through(c);
+  if (c->ended == CE_MISSING) return 1;
+  return c->state == CS_REJECTED && rsc_error_closed(&c->reason);
 }

@@ -48,7 +48,7 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
   d->hash_seed = rsc__hash_final((uint64_t)(uintptr_t)d ^ (salt << 21) ^ 0x9E3779B97F4A7C15ull);
   d->marker = rsc__str(RSC_SYMBOL, rsc__element_symbol, sizeof(RSC_ELEMENT_SYMBOL) - 1);
   d->node_budget = rsc__node_cap(d);
-  d->closed_error = rsc__error_node(d, "Connection closed.", NULL);
+  d->closed_error = rsc__error_node(d, rsc__closed_message, NULL);
   rsc_chunk *root = rsc__add_chunk(d, 0, CS_PENDING);
   return root && d->closed_error.kind == RSC_ERROR &&
          ((d->opt.flags & RSC_OPT_LAZY_ROOT) ||
@@ -780,6 +780,52 @@ rsc_status rsc_decoder_finish(rsc_decoder *d) {
   /* Revive everything the root reaches, as a consumer reading it would. */
   rsc__force(d);
   return d->err.code;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The chunks marked `end` (rsc__close, rsc__get_chunk after it), their ids
+ * ascending in *out (arena memory; NULL when none). False when memory ran
+ * out. */
+static bool ended_ids(rsc_decoder *d, uint8_t end, const int64_t **out, size_t *len) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->table.count; i++) n += d->table.order[i]->ended == end;
+  *out = NULL;
+  *len = 0;
+  if (!n) return true;
+  int64_t *ids = (int64_t *)rsc__alloc(d, n * sizeof *ids);
+  if (!ids) return false;
+  n = 0;
+  for (size_t i = 0; i < d->table.count; i++)
+    if (d->table.order[i]->ended == end) ids[n++] = d->table.order[i]->id;
+  qsort(ids, n, sizeof *ids, cmp_id);
+  *out = ids;
+  *len = n;
+  return true;
+}
+
+const rsc_incomplete *rsc_decoder_incomplete(rsc_decoder *d) {
+  if (!d || !d->closed || d->err.code) return NULL;
+  if (d->incomplete && d->incomplete_chunks == d->table.count) return d->incomplete;
+  rsc_incomplete r;
+  memset(&r, 0, sizeof r);
+  r.offset = rsc__frame_offset(d->frame);
+  r.cut = rsc__frame_in_row(d->frame);
+  r.cut_id = r.cut ? rsc__frame_row_id(d->frame) : -1;
+  r.cut_offset = r.cut ? d->frame->row_start : r.offset;
+  if (!ended_ids(d, CE_MISSING, &r.missing, &r.missing_len) ||
+      !ended_ids(d, CE_OPEN_STREAM, &r.open_streams, &r.open_streams_len))
+    return NULL; /* the arena recorded the failure */
+  if (!r.cut && !r.missing_len && !r.open_streams_len) return NULL;
+  rsc_incomplete *p = (rsc_incomplete *)rsc__alloc(d, sizeof *p);
+  if (!p) return NULL;
+  *p = r;
+  d->incomplete = p;
+  d->incomplete_chunks = d->table.count;
+  return p;
 }
 
 rsc_decoder *rsc_decode(const char *buf, size_t len, const rsc_options *opt, rsc_error *err) {

@@ -217,6 +217,7 @@ struct rsc_chunk {
   uint8_t reaches;     /* its value may hold a lazy, promise, stream or a
                           value of another chunk: a read-through must look */
   bool has_row;        /* row_offset/row_id name the row its JSON came from */
+  uint8_t ended;       /* chunk_end: what the end of the stream did to it   */
   union {
     rsc_node value;    /* fulfilled value; resolved_model: raw JSON        */
     rsc_node reason;   /* rejected: the reason (a rejected chunk has no value) */
@@ -233,6 +234,14 @@ struct rsc_chunk {
 #ifndef __cplusplus
 _Static_assert(sizeof(struct rsc_chunk) == 80, "a chunk is 80 bytes");
 #endif
+
+/* rsc_chunk.ended: set at finish only (rsc__close, and rsc__get_chunk
+ * after it), read by rsc_chunk_closed and rsc_decoder_incomplete. */
+enum chunk_end {
+  CE_NONE = 0,
+  CE_MISSING = 1,    /* no row had arrived: rejected or halted by the end   */
+  CE_OPEN_STREAM = 2 /* a stream whose end row had not arrived             */
+};
 
 /* A resolved_model chunk's JSON error message, or NULL. */
 static inline const char *rsc__chunk_json_error(const struct rsc_chunk *c) {
@@ -344,8 +353,11 @@ struct rsc_decoder {
   uint64_t row_offset;  /* offset of the row being processed              */
   int64_t row_id;
   rsc_node marker;      /* the element marker symbol                       */
-  rsc_errval closed_reason;
-  rsc_node closed_error;
+  rsc_node closed_error; /* "Connection closed." (message rsc__closed_message) */
+  /* rsc_decoder_incomplete's answer (arena memory), and the table's
+   * count when it was made: a read after finish may add chunks */
+  struct rsc_incomplete *incomplete;
+  size_t incomplete_chunks;
   /* wake queue (explicit stack) */
   struct wake_job *jobs;
   size_t jobs_len, jobs_cap;
@@ -573,6 +585,11 @@ rsc_node rsc__type_error(rsc_decoder *d, const char *msg);
 /* The generic production error message (docs/spec/FLIGHT-PROTOCOL.md 3.4). */
 extern const char rsc__generic_error[];
 extern const char rsc__dev_default_error[];
+
+/* The end of the stream's error message, one copy: only the error
+ * rsc__close rejects with points at it (rsc_error_closed compares the
+ * pointer; a server's error with the same text is another string). */
+extern const char rsc__closed_message[];
 
 #define RSC_ELEMENT_SYMBOL "react.transitional.element"
 /* The marker's text, one copy: the "$" marker points at it, so the common

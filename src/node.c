@@ -4,6 +4,8 @@
 
 const char rsc__element_symbol[] = RSC_ELEMENT_SYMBOL;
 
+const char rsc__closed_message[] = "Connection closed.";
+
 rsc_kind rsc_node_kind(const rsc_node *n) { return n ? (rsc_kind)n->kind : RSC_NONE; }
 
 const char *rsc_kind_name(rsc_kind k) {
@@ -144,6 +146,10 @@ const char *rsc_binary_kind_name(rsc_binary_kind k) {
 
 const char *rsc_error_message(const rsc_node *n) {
   return n && n->kind == RSC_ERROR ? n->u.err->message : NULL;
+}
+
+int rsc_error_closed(const rsc_node *n) {
+  return n && n->kind == RSC_ERROR && n->u.err->message == rsc__closed_message;
 }
 
 const char *rsc_error_digest(const rsc_node *n) {

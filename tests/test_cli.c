@@ -603,3 +603,174 @@ Test(bench, bad_lists_are_usage_errors) {
     free(r.out);
   }
 }
+
+/* ---- a stream that ended early: dump and tree --------------------------------- */
+
+/* Writes n bytes to dir/name; the path in path. */
+static void write_file(const char *dir, const char *name, const char *s, size_t n, char *path,
+                       size_t cap) {
+  snprintf(path, cap, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "%s", path);
+  cr_assert_eq(fwrite(s, 1, n, f), n);
+  fclose(f);
+}
+
+/* `rscflight ARGS FILE`: stdout in .out, stderr in *err (free both). */
+static run_result run_both(const char *args, const char *file, const char *dir, char **err) {
+  char cmd[8192], errpath[4200];
+  snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
+  snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>'%s'", RSC_CLI, args, file, errpath);
+  run_result r = run_sh(cmd);
+  size_t n;
+  *err = ts_read(errpath, &n);
+  cr_assert_not_null(*err);
+  return r;
+}
+
+/* The line the CLI prints for an early end, built from the library's report. */
+static void expected_line(const char *file, const rsc_incomplete *inc, char *buf, size_t cap) {
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, cap - k, "rscflight: %s: the stream ended early, at offset %llu",
+                        file, (unsigned long long)inc->offset);
+  if (inc->cut && inc->cut_id >= 0)
+    k += (size_t)snprintf(buf + k, cap - k, "; row %llx (from offset %llu) was cut off",
+                          (unsigned long long)inc->cut_id, (unsigned long long)inc->cut_offset);
+  else if (inc->cut)
+    k += (size_t)snprintf(buf + k, cap - k, "; a row (from offset %llu) was cut off inside its id",
+                          (unsigned long long)inc->cut_offset);
+  const int64_t *lists[2] = {inc->missing, inc->open_streams};
+  size_t lens[2] = {inc->missing_len, inc->open_streams_len};
+  const char *names[2] = {"; rows that never arrived: ", "; streams left open: "};
+  for (int l = 0; l < 2; l++) {
+    if (!lens[l]) continue;
+    k += (size_t)snprintf(buf + k, cap - k, "%s", names[l]);
+    for (size_t i = 0; i < lens[l] && i < 16; i++) {
+      if (lists[l][i] < 0) k += (size_t)snprintf(buf + k, cap - k, "%s(not hex)", i ? ", " : "");
+      else k += (size_t)snprintf(buf + k, cap - k, "%s%llx", i ? ", " : "",
+                                 (unsigned long long)lists[l][i]);
+    }
+    if (lens[l] > 16) k += (size_t)snprintf(buf + k, cap - k, " and %zu more", lens[l] - 16);
+  }
+  snprintf(buf + k, cap - k, "\n");
+}
+
+Test(early_end, dump_and_tree_say_where_the_stream_ended) {
+  char dir[] = "/tmp/rsc-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  static const char cut[] = "0:{\"a\":\"$1\",\"b\":\"$2\"}\n2:\"x\"\n1:{\"b\":";
+  char path[4200], want[8400];
+  write_file(dir, "cut.rsc", cut, sizeof cut - 1, path, sizeof path);
+  snprintf(want, sizeof want,
+           "rscflight: %s: the stream ended early, at offset 35; row 1 (from offset 28) was cut "
+           "off; rows that never arrived: 1\n",
+           path);
+  const char *cmds[] = {"dump", "dump --compact", "tree", "tree --allow-partial"};
+  for (size_t i = 0; i < 4; i++) {
+    char args[128], *err, *err_strict;
+    snprintf(args, sizeof args, "%s", cmds[i]);
+    run_result plain = run_both(args, path, dir, &err);
+    snprintf(args, sizeof args, "%s --strict", cmds[i]);
+    run_result strict = run_both(args, path, dir, &err_strict);
+    cr_expect_eq(plain.status, 0, "%s: exit %d", cmds[i], plain.status);
+    cr_expect_eq(strict.status, 1, "%s --strict: exit %d", cmds[i], strict.status);
+    cr_expect_str_eq(err, want, "%s", cmds[i]);
+    cr_expect_str_eq(err_strict, want, "%s --strict", cmds[i]);
+    cr_expect_str_eq(plain.out, strict.out, "%s: --strict changed stdout", cmds[i]);
+    free(err);
+    free(err_strict);
+    free(plain.out);
+    free(strict.out);
+  }
+  /* the canonical dump is React's: the root rejected with "Connection closed." */
+  char *err;
+  run_result r = run_both("dump --compact", path, dir, &err);
+  cr_expect_str_eq(r.out, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}\n");
+  free(r.out);
+  free(err);
+  /* --no-finish: the stream did not end, so nothing ended early */
+  r = run_both("tree --no-finish --strict", path, dir, &err);
+  cr_expect_eq(r.status, 0);
+  cr_expect_str_eq(err, "");
+  free(r.out);
+  free(err);
+  /* inside an id, and a stream left open */
+  static const char in_id[] = "0:{\"s\":\"$1\",\"t\":\"$3\"}\n1:R\n2";
+  write_file(dir, "id.rsc", in_id, sizeof in_id - 1, path, sizeof path);
+  snprintf(want, sizeof want,
+           "rscflight: %s: the stream ended early, at offset 27; a row (from offset 26) was cut "
+           "off inside its id; rows that never arrived: 3; streams left open: 1\n",
+           path);
+  r = run_both("dump --strict", path, dir, &err);
+  cr_expect_eq(r.status, 1);
+  cr_expect_str_eq(err, want);
+  free(r.out);
+  free(err);
+}
+
+Test(early_end, complete_streams_and_server_errors_are_quiet) {
+  char dir[] = "/tmp/rsc-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  const char *payloads[] = {"0:{\"a\":1}\n", "0:E{\"digest\":\"x\"}\n",
+                            "0:{\"a\":\"$@1\"}\n1:E{\"digest\":\"y\"}\n"};
+  for (size_t i = 0; i < 3; i++) {
+    char path[4200], *err;
+    write_file(dir, "p.rsc", payloads[i], strlen(payloads[i]), path, sizeof path);
+    const char *cmds[] = {"dump --strict", "tree --strict"};
+    for (size_t j = 0; j < 2; j++) {
+      run_result r = run_both(cmds[j], path, dir, &err);
+      cr_expect_eq(r.status, 0, "%s on %s: exit %d", cmds[j], payloads[i], r.status);
+      cr_expect_str_eq(err, "", "%s on %s", cmds[j], payloads[i]);
+      free(r.out);
+      free(err);
+    }
+  }
+}
+
+/* Every production payload of React's newest server cut in the middle:
+ * stdout is the library's dump, stderr its report, --strict exits 1 for
+ * an early end. */
+Test(early_end, every_react_payload_cut_in_half, .timeout = 120) {
+  char dir[] = "/tmp/rsc-cli-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "ls '%s/prod' | grep '\\.rsc$'", REACT_DIR);
+  run_result ls = run_sh(cmd);
+  size_t checked = 0, early = 0;
+  for (char *name = strtok(ls.out, "\n"); name; name = strtok(NULL, "\n")) {
+    char src[4200];
+    snprintf(src, sizeof src, "%s/prod/%s", REACT_DIR, name);
+    size_t len;
+    char *buf = ts_read(src, &len);
+    cr_assert_not_null(buf, "%s", src);
+    size_t k = len / 2;
+    rsc_decoder *d = ts_decode(buf, k, 0, 0);
+    if (rsc_decoder_error(d)->code) {
+      rsc_decoder_free(d);
+      free(buf);
+      continue;
+    }
+    char path[4200], *err;
+    write_file(dir, "half.rsc", buf, k, path, sizeof path);
+    char *dump = ts_dump(d);
+    const rsc_incomplete *inc = rsc_decoder_incomplete(d);
+    static char want[1 << 16];
+    want[0] = 0;
+    if (inc) expected_line(path, inc, want, sizeof want);
+    run_result r = run_both("dump --strict --compact", path, dir, &err);
+    cr_expect_eq(r.status, inc ? 1 : 0, "%s cut at %zu: exit %d", name, k, r.status);
+    cr_expect_str_eq(err, want, "%s cut at %zu", name, k);
+    cr_expect_eq(strlen(r.out), strlen(dump) + 1, "%s cut at %zu: stdout", name, k);
+    cr_expect(strncmp(r.out, dump, strlen(dump)) == 0, "%s cut at %zu: stdout", name, k);
+    early += inc != NULL;
+    checked++;
+    free(r.out);
+    free(err);
+    rsc_free(dump);
+    rsc_decoder_free(d);
+    free(buf);
+  }
+  free(ls.out);
+  cr_expect_gt(checked, 60, "payloads checked: %zu", checked);
+  cr_expect_gt(early, 60, "payloads that ended early: %zu", early);
+}

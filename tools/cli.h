@@ -21,6 +21,12 @@ char *cli_read_file(const char *path, size_t *len);
 /* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */
 void cli_report_error(const char *file, const rsc_error *e);
 
+/* rscflight.c: after finish, when the stream ended early
+ * (rsc_decoder_incomplete), says so on stderr: where it ended, the row it
+ * cut, the rows that never arrived and the streams left open. Returns 1
+ * when it did (dump and tree exit 1 for it with --strict), else 0. */
+int cli_report_incomplete(const char *file, rsc_decoder *d);
+
 /* tree.c and stats.c: the subcommands (argv excludes the command name) and
  * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */
 int cli_tree_main(int argc, char **argv);

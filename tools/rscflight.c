@@ -1,15 +1,17 @@
 /* rscflight - command-line tool: a thin client of include/rscflight.h.
  *
  *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
- *                   [--compact] [FILE|-]
+ *                   [--compact] [--strict] [FILE|-]
  *   rscflight bench [--json] [--min-time S] [--chunk-size N] [--parse-only]
  *                   [--threads N] FILE...
- *   rscflight tree  [--color[=WHEN]] [--full] [--depth N] [--no-finish] [FILE|-]
+ *   rscflight tree  [--color[=WHEN]] [--full] [--depth N] [--no-finish] [--strict]
+ *                   [FILE|-]
  *   rscflight stats [--top N] [FILE|-]
  *   rscflight help [COMMAND] | --help | --version
  *
  * tree and stats live in tree.c and stats.c (see cli.h).
- * Exit status: 0 success, 1 input refused (or I/O error), 2 usage error. */
+ * Exit status: 0 success, 1 input refused (or I/O error, or with --strict a
+ * stream that ended early), 2 usage error. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -69,7 +71,13 @@ static void dump_help(FILE *f) {
           "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
           "  --html             FILE is an HTML page: decode the payload it inlines\n"
-          "  -h, --help         this help\n",
+          "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
+          "                     referenced that never arrived, a stream left open)\n"
+          "  -h, --help         this help\n"
+          "\n"
+          "A stream that ended early still dumps as React's client sees it (what never\n"
+          "arrived is rejected with \"Connection closed.\"); stderr says where it ended\n"
+          "and which rows were missing.\n",
           prog);
 }
 
@@ -225,6 +233,39 @@ void cli_report_error(const char *file, const rsc_error *e) {
             e->msg);
 }
 
+/* Up to CLI_MAX_IDS ids in hex, ", "-separated, then how many more. */
+enum { CLI_MAX_IDS = 16 };
+static void print_ids(const int64_t *ids, size_t n) {
+  for (size_t i = 0; i < n && i < CLI_MAX_IDS; i++) {
+    if (ids[i] < 0) fprintf(stderr, "%s(not hex)", i ? ", " : "");
+    else fprintf(stderr, "%s%llx", i ? ", " : "", (unsigned long long)ids[i]);
+  }
+  if (n > CLI_MAX_IDS) fprintf(stderr, " and %zu more", n - CLI_MAX_IDS);
+}
+
+int cli_report_incomplete(const char *file, rsc_decoder *d) {
+  const rsc_incomplete *inc = rsc_decoder_incomplete(d);
+  if (!inc) return 0;
+  fprintf(stderr, "%s: %s: the stream ended early, at offset %llu", prog, file,
+          (unsigned long long)inc->offset);
+  if (inc->cut && inc->cut_id >= 0)
+    fprintf(stderr, "; row %llx (from offset %llu) was cut off", (unsigned long long)inc->cut_id,
+            (unsigned long long)inc->cut_offset);
+  else if (inc->cut)
+    fprintf(stderr, "; a row (from offset %llu) was cut off inside its id",
+            (unsigned long long)inc->cut_offset);
+  if (inc->missing_len) {
+    fprintf(stderr, "; rows that never arrived: ");
+    print_ids(inc->missing, inc->missing_len);
+  }
+  if (inc->open_streams_len) {
+    fprintf(stderr, "; streams left open: ");
+    print_ids(inc->open_streams, inc->open_streams_len);
+  }
+  fputc('\n', stderr);
+  return 1;
+}
+
 /* ---- counting allocator (peak memory) ------------------------------------- */
 
 typedef struct counter {
@@ -299,7 +340,7 @@ static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
   size_t chunk = 0;
-  int pretty = 2, html = 0;
+  int pretty = 2, html = 0, strict = 0;
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -310,6 +351,7 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--borrow-input") == 0) opt.flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--compact") == 0) pretty = 0;
     else if (strcmp(a, "--html") == 0) html = 1;
+    else if (strcmp(a, "--strict") == 0) strict = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
       char *end;
       long long v = strtoll(argv[++i], &end, 10);
@@ -355,6 +397,7 @@ static int cmd_dump(int argc, char **argv) {
   }
   size_t n;
   char *text = rsc_dump(d, pretty, &n);
+  int early = text ? cli_report_incomplete(file, d) : 0;
   rsc_decoder_free(d);
   free(buf);
   if (!text) {
@@ -364,7 +407,7 @@ static int cmd_dump(int argc, char **argv) {
   fwrite(text, 1, n, stdout);
   if (!pretty) fputc('\n', stdout);
   rsc_free(text);
-  return 0;
+  return strict && early ? 1 : 0;
 }
 
 /* ---- bench ------------------------------------------------------------------- */

@@ -34,6 +34,7 @@ typedef struct tree_opts {
   int color;            /* 1: ANSI colors                                   */
   int full;             /* 1: no abbreviation of strings and props          */
   int finish;           /* 0: show the stream as it stands (--no-finish)     */
+  int strict;           /* 1: exit 1 when the stream ended early (--strict)  */
   unsigned max_depth;   /* levels printed before "…" (0: all)                */
   size_t chunk;         /* feed size (0: whole input)                        */
   uint32_t flags;       /* RSC_OPT_*                                         */
@@ -795,6 +796,9 @@ void cli_tree_help(FILE *f) {
         "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
         "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
         "  --temp-refs        decode $T as temporary references instead of rejecting\n"
+        "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
+        "                     referenced that never arrived, a stream left open);\n"
+        "                     stderr says so either way (not with --no-finish)\n"
         "  -h, --help         this help\n",
         f);
 }
@@ -828,6 +832,7 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
     else if (strcmp(a, "--color=auto") == 0) color = -1;
     else if (strcmp(a, "--full") == 0) o->full = 1;
     else if (strcmp(a, "--no-finish") == 0) o->finish = 0;
+    else if (strcmp(a, "--strict") == 0) o->strict = 1;
     else if (strcmp(a, "--dev") == 0) o->flags |= RSC_OPT_DEV;
     else if (strcmp(a, "--allow-partial") == 0) o->flags |= RSC_OPT_ALLOW_PARTIAL;
     else if (strcmp(a, "--lenient-ids") == 0) o->flags |= RSC_OPT_LENIENT_IDS;
@@ -867,7 +872,7 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
 }
 
 int cli_tree_main(int argc, char **argv) {
-  tree_opts o = {0, 0, 1, 0, 0, 0};
+  tree_opts o = {0, 0, 1, 0, 0, 0, 0};
   const char *file = NULL;
   int rc = tree_parse(argc, argv, &o, &file);
   if (rc) return rc < 0 ? 0 : rc;
@@ -900,6 +905,8 @@ int cli_tree_main(int argc, char **argv) {
   t->o = &o;
   walk_root(t, d);
   free(t);
+  int early = cli_report_incomplete(file, d);
   rsc_decoder_free(d);
-  return fflush(stdout) == 0 ? 0 : 1;
+  if (fflush(stdout) != 0) return 1;
+  return o.strict && early ? 1 : 0;
 }

@@ -76,7 +76,7 @@ def _limits(limits):
     return tuple(int(limits.get(k, 0)) for k in _LIMIT_NAMES)
 
 
-def _root(status, value):
+def _root(status, value, incomplete=None):
     if status == "fulfilled":
         return value
     if status == "rejected":
@@ -85,7 +85,7 @@ def _root(status, value):
         e = ServerError(repr(value))
         e.value = value
         raise e
-    raise IncompleteError(status)
+    raise IncompleteError(status, incomplete, value if status == "closed" else None)
 
 
 def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
@@ -100,18 +100,25 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     max_row_bytes, max_total_bytes, max_depth, max_nodes, max_chunks,
     max_path_hops.
 
-    Raises DecodeError when the payload is refused; the root's rejection
-    reason (a ServerError) when the server sent an error for the root;
-    IncompleteError when the root is halted or never arrived complete.
+    Raises DecodeError when the payload is refused (bytes that are not a
+    Flight stream, a limit); ServerError (the root's rejection reason) only
+    when the server sent an error for the root (an ``E`` row, or a value
+    that failed as React's client fails it); IncompleteError when the root
+    did not settle with a value because the stream ended first: status
+    "closed" (the root, or a row it waits on, never arrived: React rejects
+    it with "Connection closed."), or with allow_partial "halted" or
+    "blocked"; its offset, missing and cut say where the stream ended and
+    which rows it lacked. A server's halt of the root (an aborted
+    prerender) is IncompleteError "halted" too, with missing empty.
     """
     if dev or allow_partial or lenient_ids or temp_refs or limits:
-        status, value = _n._decode(data, _flags(dev, allow_partial, lenient_ids, temp_refs),
-                                   _limits(limits))
+        status, value, incomplete = _n._decode(
+            data, _flags(dev, allow_partial, lenient_ids, temp_refs), _limits(limits))
     else:  # the defaults, without building them (a third of a tiny payload's loads)
-        status, value = _n._decode(data, 0, None)
+        status, value, incomplete = _n._decode(data, 0, None)
     if status == "fulfilled":
         return value
-    return _root(status, value)
+    return _root(status, value, incomplete)
 
 
 def release_memory():
@@ -184,11 +191,18 @@ class Decoder:
     def finish(self):
         """End the stream (rows that never came reject with "Connection
         closed.", or halt with allow_partial) and return the root value as
-        loads() would (same exceptions)."""
+        loads() would, with the same exceptions: IncompleteError (status
+        "closed", "halted" or "blocked", with offset, missing and cut) when
+        the stream ended before the root settled, ServerError only for an
+        error the server sent."""
         self._run(_n._dec_finish(self._state))
         self._finished = True
         root = self.chunk(0)
-        return _root(root.status, root.value if root.status == "fulfilled" else root.reason)
+        if root.status == "fulfilled":
+            return root.value
+        closed, incomplete = _n._dec_incomplete(self._state)
+        closed = closed and root.status == "rejected"  # allow_partial: halted
+        return _root("closed" if closed else root.status, root.reason, incomplete)
 
     def read_events(self):
         """Iterate over the events queued since the last call (and drop them)."""

@@ -408,13 +408,36 @@ class DecodeError(ValueError):
 
 
 class IncompleteError(Exception):
-    """The root chunk did not settle with a value: status is "halted" (an
-    aborted prerender), "blocked" (it waits on a row that never came) or
-    "pending"."""
+    """The root chunk did not settle with a value, and no error the server
+    sent says why (that is ServerError). status is "closed" (the stream
+    ended before the root, or a row it waits on, arrived: React's client
+    rejects it with "Connection closed.", which is reason), "halted" (with
+    allow_partial the end of the stream halts what never arrived; or the
+    server halted it, as an aborted prerender does), "blocked" (it waits on
+    a row that never came, with allow_partial) or "pending".
 
-    def __init__(self, status):
-        super().__init__("the root chunk is %s" % status)
+    Where the stream ended, when it ended early (else offset is None and
+    the rest empty): offset, the bytes it had; missing, the ids of rows
+    referenced but never seen and of the row the end cut mid-way,
+    ascending; cut, (id, offset of its first byte) of that row (id None
+    when the end fell inside the id) or None; open_streams, ids of streams
+    whose end never arrived.
+    """
+
+    def __init__(self, status, incomplete=None, reason=None):
+        offset, missing, cut, open_streams = incomplete or (None, (), None, ())
+        msg = "the root chunk is %s" % status
+        if offset is not None:
+            msg += ": the stream ended at byte %d" % offset
+            if missing:
+                msg += ", rows %s missing" % ", ".join("%x" % i for i in missing)
+        super().__init__(msg)
         self.status = status
+        self.offset = offset
+        self.missing = missing
+        self.cut = cut
+        self.open_streams = open_streams
+        self.reason = reason
 
 
 # ---- binary values -----------------------------------------------------------

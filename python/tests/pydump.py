@@ -211,6 +211,8 @@ def loads_document(data, **opts):
     try:
         return document("fulfilled", R.loads(data, **opts))
     except R.IncompleteError as e:
+        if e.status == "closed":  # the dump has React's rejection
+            return document("rejected", e.reason)
         return document(e.status, None)
     except R.ServerError as e:
         return document("rejected", getattr(e, "value", e))

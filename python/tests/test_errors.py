@@ -163,9 +163,10 @@ def test_rejected_root_raises_its_reason():
 
 
 def test_missing_root_is_connection_closed():
-    with pytest.raises(R.ServerError) as ei:
+    with pytest.raises(R.IncompleteError) as ei:
         R.loads(b'1:"x"\n')
-    assert ei.value.message == "Connection closed."
+    assert ei.value.status == "closed" and ei.value.missing == (0,) and ei.value.offset == 6
+    assert ei.value.reason.message == "Connection closed."
 
 
 def test_halted_root():
@@ -181,8 +182,9 @@ def test_blocked_root():
 
 
 def test_empty_payload():
-    with pytest.raises(R.ServerError):
+    with pytest.raises(R.IncompleteError) as ei:
         R.loads(b"")
+    assert ei.value.status == "closed" and ei.value.offset == 0 and ei.value.missing == (0,)
 
 
 # ---- Python-level misuse ---------------------------------------------------------------

@@ -408,10 +408,10 @@ def test_conversion_overrun_falls_back_to_remembering_everything():
     conversion starts again remembering every value. The test flag makes
     the list name nothing."""
     share_none = 1 << 31
-    status, v = R._n._decode(b'0:{"name":"o","self":"$0","l":[1,"$0:l"]}\n', share_none, None)
+    status, v, _ = R._n._decode(b'0:{"name":"o","self":"$0","l":[1,"$0:l"]}\n', share_none, None)
     assert status == "fulfilled" and v["self"] is v and v["l"][1] is v["l"]
     # without a cycle nothing overruns: the flag really hides the sharing
-    status, v = R._n._decode(b'1:{"x":[1]}\n0:{"a":"$1","c":"$1"}\n', share_none, None)
+    status, v, _ = R._n._decode(b'1:{"x":[1]}\n0:{"a":"$1","c":"$1"}\n', share_none, None)
     assert v["a"] == v["c"] and v["a"] is not v["c"]
     del v
     gc.collect()
