@@ -16,21 +16,50 @@
 
 /* ---- output buffer ------------------------------------------------------- */
 
+/* Where the text goes: a buffer that grows to hold it all (rsc_dump), or a
+ * fixed buffer of DUMP_PIECE bytes handed to a writer each time it fills
+ * (rsc_dump_to), so the text never sits in memory whole. */
+#define DUMP_PIECE 65536
+
 typedef struct sbuf {
   char *p;
   size_t len, cap;
-  bool oom;
+  rsc_status status; /* RSC_ERR_NOMEM, or RSC_ERR_USER when the writer failed:
+                        nothing more is written */
   bool off; /* printing disabled (the force walk) */
+  rsc_write_fn write; /* NULL: grow */
+  void *ctx;
 } sbuf;
 
+/* Hands the buffered text to the writer. */
+static void sb_flush(sbuf *b) {
+  if (b->status || !b->len) return;
+  if (b->write(b->ctx, b->p, b->len) != 0) b->status = RSC_ERR_USER;
+  b->len = 0;
+}
+
 static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->off || b->oom) return;
+  if (b->off || b->status) return;
+  if (b->write) {
+    while (n > b->cap - b->len) {
+      size_t room = b->cap - b->len;
+      memcpy(b->p + b->len, s, room);
+      b->len += room;
+      s += room;
+      n -= room;
+      sb_flush(b);
+      if (b->status) return;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return;
+  }
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 1024;
     while (cap < b->len + n + 1) cap *= 2;
     char *np = (char *)realloc(b->p, cap);
     if (!np) {
-      b->oom = true;
+      b->status = RSC_ERR_NOMEM;
       return;
     }
     b->p = np;
@@ -328,8 +357,14 @@ static void sb_pointer(walker *w, uint32_t at) {
 
 static void newline(walker *w, size_t depth) {
   if (!w->indent || w->out.off) return;
+  static const char spaces[] = "                                                                "
+                               "                                                                ";
   sb_put(&w->out, "\n", 1);
-  for (size_t i = 0; i < depth * (size_t)w->indent; i++) sb_put(&w->out, " ", 1);
+  for (size_t left = depth * (size_t)w->indent; left > 0;) {
+    size_t n = left < sizeof spaces - 1 ? left : sizeof spaces - 1;
+    sb_put(&w->out, spaces, n);
+    left -= n;
+  }
 }
 
 static child *kids_alloc(walker *w, size_t n) {
@@ -824,7 +859,7 @@ static void visit_child(walker *w, child *c) {
 }
 
 static void run(walker *w) {
-  while (w->depth > 0 && !w->fail && !w->d->err.code) {
+  while (w->depth > 0 && !w->fail && !w->out.status && !w->d->err.code) {
     frame *f = &w->stack[w->depth - 1];
     if (f->pos == f->n) {
       if (f->n) newline(w, w->depth - 1);
@@ -853,14 +888,18 @@ static void run(walker *w) {
   while (w->depth > 0) pop_frame(w);
 }
 
-static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
+/* Writes the dump of the root into out (set up by the caller). Returns
+ * RSC_OK, the decoder's error when reading a chunk failed on the way,
+ * RSC_ERR_NOMEM, RSC_ERR_USER (out's writer failed) or RSC_ERR_STATE (no
+ * root). */
+static rsc_status dump_root(rsc_decoder *d, int pretty, sbuf *out) {
   walker w;
   memset(&w, 0, sizeof w);
   w.d = d;
   w.indent = pretty;
-  w.out.off = !print;
+  w.out = *out;
   rsc_chunk *root = rsc__find_chunk(d, 0);
-  if (!root) return NULL;
+  if (!root) return RSC_ERR_STATE;
   rsc__read_chunk(d, root);
   child *k = kids_alloc(&w, 1);
   if (k) {
@@ -875,17 +914,16 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
     push_frame(&w, k, 1, true);
     run(&w);
   }
-  if (print && w.indent) sb_put(&w.out, "\n", 1);
+  if (w.indent) sb_put(&w.out, "\n", 1);
+  if (w.out.write && !w.fail && !d->err.code) sb_flush(&w.out);
   seen_free(&w.seen);
   seen_free(&w.scope);
   free(w.stack);
   free(w.places);
-  if (w.fail || w.out.oom || d->err.code) {
-    free(w.out.p);
-    return NULL;
-  }
-  if (len) *len = w.out.len;
-  return w.out.p;
+  *out = w.out;
+  if (d->err.code) return d->err.code;
+  if (w.fail) return RSC_ERR_NOMEM;
+  return w.out.status;
 }
 
 /* ---- the read-through ---------------------------------------------------- */
@@ -1162,5 +1200,27 @@ size_t rsc__unshared_repeats(rsc_decoder *d) {
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
   if (!d || d->err.code) return NULL;
-  return dump_root(d, pretty, true, len);
+  sbuf out;
+  memset(&out, 0, sizeof out);
+  if (dump_root(d, pretty, &out) != RSC_OK) {
+    free(out.p);
+    return NULL;
+  }
+  if (len) *len = out.len;
+  return out.p;
+}
+
+rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, void *ctx) {
+  if (!d || !write) return RSC_ERR_STATE;
+  if (d->err.code) return d->err.code;
+  sbuf out;
+  memset(&out, 0, sizeof out);
+  out.write = write;
+  out.ctx = ctx;
+  out.cap = DUMP_PIECE;
+  out.p = (char *)malloc(DUMP_PIECE);
+  if (!out.p) return RSC_ERR_NOMEM;
+  rsc_status st = dump_root(d, pretty, &out);
+  free(out.p);
+  return st;
 }
