@@ -234,21 +234,32 @@ typedef enum child_kind {
   C_PAIR,    /* one [k, v] pair                                          */
   C_MEMBERS, /* an object's members, printed without the "$" escape      */
   C_BASE64,  /* bytes as a base64 string                                 */
+  C_STREAM_BASE64, /* a byte stream's pieces joined, as a base64 string  */
   C_SLOTS,   /* an async iterable's items (result slots)                 */
   C_END      /* a stream's end                                           */
 } child_kind;
 
+/* One slot of an open composite. Every open frame holds its slots until it
+ * closes, so a graph nested 10^5 deep holds some 10^6 of them at its
+ * deepest: the kind's fields share their room. */
 typedef struct child {
   const char *key; /* member name, or NULL inside arrays */
   uint32_t klen;
   uint8_t kind;
-  const rsc_node *node;
-  rsc_node inline_node;
-  const rsc_node *items;
-  size_t n;
-  const char *text;
-  size_t text_len;
-  const rsc_stream *stream;
+  bool own; /* C_NODE: the value is inline_node */
+  union {
+    const rsc_node *node; /* C_NODE, C_MEMBERS */
+    rsc_node inline_node; /* C_NODE with own */
+    struct {
+      const rsc_node *items; /* C_ITEMS, C_PAIRS, C_PAIR */
+      size_t n;
+    };
+    struct {
+      const char *text; /* C_TEXT, C_BASE64 */
+      size_t text_len;
+    };
+    const rsc_stream *stream; /* C_STREAM_BASE64, C_SLOTS, C_END */
+  };
 } child;
 
 typedef struct frame {
@@ -392,8 +403,8 @@ static void kid_inline(child *c, const char *key, rsc_node n) {
   c->key = key;
   c->klen = key ? (uint32_t)strlen(key) : 0;
   c->kind = C_NODE;
+  c->own = true;
   c->inline_node = n;
-  c->node = NULL;
 }
 
 static void push_frame(walker *w, child *kids, size_t n, bool object) {
@@ -711,7 +722,7 @@ static void visit(walker *w, const rsc_node *n) {
       } else {
         k[cnt].key = "base64";
         k[cnt].klen = 6;
-        k[cnt].kind = C_BASE64;
+        k[cnt].kind = C_STREAM_BASE64;
         k[cnt].stream = s;
         cnt++;
       }
@@ -778,7 +789,7 @@ static void visit_child(walker *w, child *c) {
   sbuf *b = &w->out;
   switch (c->kind) {
   case C_NODE:
-    visit(w, c->node ? c->node : &c->inline_node);
+    visit(w, c->own ? &c->inline_node : c->node);
     return;
   case C_TEXT: sb_string(b, c->text, c->text_len); return;
   case C_TRUE: sb_puts(b, "true"); return;
@@ -799,26 +810,26 @@ static void visit_child(walker *w, child *c) {
     open_items(w, c->items, 2);
     return;
   case C_BASE64:
-    if (c->stream) {
-      /* A byte stream's pieces joined: their boundaries follow the network. */
-      size_t total = 0;
-      for (uint32_t i = 0; i < c->stream->len; i++) total += c->stream->items[i].len;
-      uint8_t *all = (uint8_t *)malloc(total ? total : 1);
-      if (!all) {
-        w->fail = true;
-        return;
-      }
-      size_t o = 0;
-      for (uint32_t i = 0; i < c->stream->len; i++) {
-        memcpy(all + o, c->stream->items[i].u.bytes, c->stream->items[i].len);
-        o += c->stream->items[i].len;
-      }
-      sb_base64(b, all, total);
-      free(all);
-    } else {
-      sb_base64(b, (const uint8_t *)c->text, c->text_len);
-    }
+    sb_base64(b, (const uint8_t *)c->text, c->text_len);
     return;
+  case C_STREAM_BASE64: {
+    /* A byte stream's pieces joined: their boundaries follow the network. */
+    size_t total = 0;
+    for (uint32_t i = 0; i < c->stream->len; i++) total += c->stream->items[i].len;
+    uint8_t *all = (uint8_t *)malloc(total ? total : 1);
+    if (!all) {
+      w->fail = true;
+      return;
+    }
+    size_t o = 0;
+    for (uint32_t i = 0; i < c->stream->len; i++) {
+      memcpy(all + o, c->stream->items[i].u.bytes, c->stream->items[i].len);
+      o += c->stream->items[i].len;
+    }
+    sb_base64(b, all, total);
+    free(all);
+    return;
+  }
   case C_SLOTS: {
     const rsc_chunk *end;
     size_t n = slot_items(w, c->stream, &end);
