@@ -486,6 +486,19 @@ RSC_API rsc_status rsc_html_extract(const char *html, size_t len, rsc_html_flavo
  * NUL-terminated string to release with rsc_free, or NULL when memory ran
  * out or the decoder failed (see rsc_decoder_error). */
 RSC_API char *rsc_dump(rsc_decoder *d, int pretty, size_t *len);
+/* Receives the dump's text in pieces of 1 to 65536 bytes, in order; returns
+ * 0 to go on, anything else to stop the dump. */
+typedef int (*rsc_write_fn)(void *ctx, const char *buf, size_t len);
+/* The same text as rsc_dump, handed to write as it is made: the dump holds
+ * at most one piece of text at a time, whatever the size of the whole (deep
+ * nesting printed with an indent grows with the square of the depth).
+ * Returns RSC_OK when all of it was written; RSC_ERR_USER when write
+ * returned non-zero (it is not called again); RSC_ERR_NOMEM; the decoder's
+ * error when it has one (nothing written) or when reading a chunk failed on
+ * the way; RSC_ERR_STATE for a NULL decoder or write. On an error the text
+ * written so far is incomplete. The decoder's own error is left as it was
+ * unless a chunk read on the way failed. */
+RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, void *ctx);
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);
 

@@ -18,21 +18,50 @@
 
 /* ---- output buffer ------------------------------------------------------- */
 
+/* Where the text goes: a buffer that grows to hold it all (rsc_dump), or a
+ * fixed buffer of DUMP_PIECE bytes handed to a writer each time it fills
+ * (rsc_dump_to), so the text never sits in memory whole. */
+#define DUMP_PIECE 65536
+
 typedef struct sbuf {
   char *p;
   size_t len, cap;
-  bool oom;
+  rsc_status status; /* RSC_ERR_NOMEM, or RSC_ERR_USER when the writer failed:
+                        nothing more is written */
   bool off; /* printing disabled (the force walk) */
+  rsc_write_fn write; /* NULL: grow */
+  void *ctx;
 } sbuf;
 
+/* Hands the buffered text to the writer. */
+static void sb_flush(sbuf *b) {
+  if (b->status || !b->len) return;
+  if (b->write(b->ctx, b->p, b->len) != 0) b->status = RSC_ERR_USER;
+  b->len = 0;
+}
+
 static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->off || b->oom) return;
+  if (b->off || b->status) return;
+  if (b->write) {
+    while (n > b->cap - b->len) {
+      size_t room = b->cap - b->len;
+      memcpy(b->p + b->len, s, room);
+      b->len += room;
+      s += room;
+      n -= room;
+      sb_flush(b);
+      if (b->status) return;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return;
+  }
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 1024;
     while (cap < b->len + n + 1) cap *= 2;
     char *np = (char *)realloc(b->p, cap);
     if (!np) {
-      b->oom = true;
+      b->status = RSC_ERR_NOMEM;
       return;
     }
     b->p = np;
@@ -122,21 +151,32 @@ typedef enum child_kind {
   C_PAIR,    /* one [k, v] pair                                          */
   C_MEMBERS, /* an object's members, printed without the "$" escape      */
   C_BASE64,  /* bytes as a base64 string                                 */
+  C_STREAM_BASE64, /* a byte stream's pieces joined, as a base64 string  */
   C_SLOTS,   /* an async iterable's items (result slots)                 */
   C_END      /* a stream's end                                           */
 } child_kind;
 
+/* One slot of an open composite. Every open frame holds its slots until it
+ * closes, so a graph nested 10^5 deep holds some 10^6 of them at its
+ * deepest: the kind's fields share their room. */
 typedef struct child {
   const char *key; /* member name, or NULL inside arrays */
   uint32_t klen;
   uint8_t kind;
-  const rsc_node *node;
-  rsc_node inline_node;
-  const rsc_node *items;
-  size_t n;
-  const char *text;
-  size_t text_len;
-  const rsc_stream *stream;
+  bool own; /* C_NODE: the value is inline_node */
+  union {
+    const rsc_node *node; /* C_NODE, C_MEMBERS */
+    rsc_node inline_node; /* C_NODE with own */
+    struct {
+      const rsc_node *items; /* C_ITEMS, C_PAIRS, C_PAIR */
+      size_t n;
+    };
+    struct {
+      const char *text; /* C_TEXT, C_BASE64 */
+      size_t text_len;
+    };
+    const rsc_stream *stream; /* C_STREAM_BASE64, C_SLOTS, C_END */
+  };
 } child;
 
 typedef struct frame {
@@ -245,8 +285,14 @@ static void sb_pointer(walker *w, uint32_t at) {
 
 static void newline(walker *w, size_t depth) {
   if (!w->indent || w->out.off) return;
+  static const char spaces[] = "                                                                "
+                               "                                                                ";
   sb_put(&w->out, "\n", 1);
-  for (size_t i = 0; i < depth * (size_t)w->indent; i++) sb_put(&w->out, " ", 1);
+  for (size_t left = depth * (size_t)w->indent; left > 0;) {
+    size_t n = left < sizeof spaces - 1 ? left : sizeof spaces - 1;
+    sb_put(&w->out, spaces, n);
+    left -= n;
+  }
 }
 
 static child *kids_alloc(walker *w, size_t n) {
@@ -274,8 +320,8 @@ static void kid_inline(child *c, const char *key, rsc_node n) {
   c->key = key;
   c->klen = key ? (uint32_t)strlen(key) : 0;
   c->kind = C_NODE;
+  c->own = true;
   c->inline_node = n;
-  c->node = NULL;
 }
 
 static void push_frame(walker *w, child *kids, size_t n, bool object) {
@@ -585,7 +631,7 @@ static void visit(walker *w, const rsc_node *n) {
       } else {
         k[cnt].key = "base64";
         k[cnt].klen = 6;
-        k[cnt].kind = C_BASE64;
+        k[cnt].kind = C_STREAM_BASE64;
         k[cnt].stream = s;
         cnt++;
       }
@@ -630,7 +676,7 @@ static void visit_child(walker *w, child *c) {
   sbuf *b = &w->out;
   switch (c->kind) {
   case C_NODE:
-    visit(w, c->node ? c->node : &c->inline_node);
+    visit(w, c->own ? &c->inline_node : c->node);
     return;
   case C_TEXT: sb_string(b, c->text, c->text_len); return;
   case C_TRUE: sb_puts(b, "true"); return;
@@ -651,26 +697,26 @@ static void visit_child(walker *w, child *c) {
     open_items(w, c->items, 2);
     return;
   case C_BASE64:
-    if (c->stream) {
-      /* A byte stream's pieces joined: their boundaries follow the network. */
-      size_t total = 0;
-      for (uint32_t i = 0; i < c->stream->len; i++) total += c->stream->items[i].len;
-      uint8_t *all = (uint8_t *)malloc(total ? total : 1);
-      if (!all) {
-        w->fail = true;
-        return;
-      }
-      size_t o = 0;
-      for (uint32_t i = 0; i < c->stream->len; i++) {
-        memcpy(all + o, c->stream->items[i].u.bytes, c->stream->items[i].len);
-        o += c->stream->items[i].len;
-      }
-      sb_base64(b, all, total);
-      free(all);
-    } else {
-      sb_base64(b, (const uint8_t *)c->text, c->text_len);
-    }
+    sb_base64(b, (const uint8_t *)c->text, c->text_len);
     return;
+  case C_STREAM_BASE64: {
+    /* A byte stream's pieces joined: their boundaries follow the network. */
+    size_t total = 0;
+    for (uint32_t i = 0; i < c->stream->len; i++) total += c->stream->items[i].len;
+    uint8_t *all = (uint8_t *)malloc(total ? total : 1);
+    if (!all) {
+      w->fail = true;
+      return;
+    }
+    size_t o = 0;
+    for (uint32_t i = 0; i < c->stream->len; i++) {
+      memcpy(all + o, c->stream->items[i].u.bytes, c->stream->items[i].len);
+      o += c->stream->items[i].len;
+    }
+    sb_base64(b, all, total);
+    free(all);
+    return;
+  }
   case C_SLOTS: {
     const rsc_chunk *end;
     size_t n = rsc__stream_results(w->d, c->stream, &end);
@@ -711,7 +757,7 @@ static void visit_child(walker *w, child *c) {
 }
 
 static void run(walker *w) {
-  while (w->depth > 0 && !w->fail && !w->d->err.code) {
+  while (w->depth > 0 && !w->fail && !w->out.status && !w->d->err.code) {
     frame *f = &w->stack[w->depth - 1];
     if (f->pos == f->n) {
       if (f->n) newline(w, w->depth - 1);
@@ -740,14 +786,18 @@ static void run(walker *w) {
   while (w->depth > 0) pop_frame(w);
 }
 
-static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
+/* Writes the dump of the root into out (set up by the caller). Returns
+ * RSC_OK, the decoder's error when reading a chunk failed on the way,
+ * RSC_ERR_NOMEM, RSC_ERR_USER (out's writer failed) or RSC_ERR_STATE (no
+ * root). */
+static rsc_status dump_root(rsc_decoder *d, int pretty, sbuf *out) {
   walker w;
   memset(&w, 0, sizeof w);
   w.d = d;
   w.indent = pretty;
-  w.out.off = !print;
+  w.out = *out;
   rsc_chunk *root = rsc__find_chunk(d, 0);
-  if (!root) return NULL;
+  if (!root) return RSC_ERR_STATE;
   rsc__read_chunk(d, root);
   child *k = kids_alloc(&w, 1);
   if (k) {
@@ -762,20 +812,41 @@ static char *dump_root(rsc_decoder *d, int pretty, bool print, size_t *len) {
     push_frame(&w, k, 1, true);
     run(&w);
   }
-  if (print && w.indent) sb_put(&w.out, "\n", 1);
+  if (w.indent) sb_put(&w.out, "\n", 1);
+  if (w.out.write && !w.fail && !d->err.code) sb_flush(&w.out);
   rsc__idmap_free(&w.seen);
   rsc__idmap_free(&w.scope);
   free(w.stack);
   free(w.places);
-  if (w.fail || w.out.oom || d->err.code) {
-    free(w.out.p);
-    return NULL;
-  }
-  if (len) *len = w.out.len;
-  return w.out.p;
+  *out = w.out;
+  if (d->err.code) return d->err.code;
+  if (w.fail) return RSC_ERR_NOMEM;
+  return w.out.status;
 }
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
   if (!d || d->err.code) return NULL;
-  return dump_root(d, pretty, true, len);
+  sbuf out;
+  memset(&out, 0, sizeof out);
+  if (dump_root(d, pretty, &out) != RSC_OK) {
+    free(out.p);
+    return NULL;
+  }
+  if (len) *len = out.len;
+  return out.p;
+}
+
+rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, void *ctx) {
+  if (!d || !write) return RSC_ERR_STATE;
+  if (d->err.code) return d->err.code;
+  sbuf out;
+  memset(&out, 0, sizeof out);
+  out.write = write;
+  out.ctx = ctx;
+  out.cap = DUMP_PIECE;
+  out.p = (char *)malloc(DUMP_PIECE);
+  if (!out.p) return RSC_ERR_NOMEM;
+  rsc_status st = dump_root(d, pretty, &out);
+  free(out.p);
+  return st;
 }

@@ -774,3 +774,68 @@ Test(early_end, every_react_payload_cut_in_half, .timeout = 120) {
   cr_expect_gt(checked, 60, "payloads checked: %zu", checked);
   cr_expect_gt(early, 60, "payloads that ended early: %zu", early);
 }
+
+/* ---- pages and stdin everywhere ------------------------------------------- */
+
+/* Every command that decodes reads a page (recognised by its leading '<',
+ * or with --html) and stdin (- or no FILE), and prints what it prints for
+ * the payload the page inlines: pages of both frameworks. stats names its
+ * input in its first line, bench its file and times: those are left out of
+ * the comparison. The shell prints one line per difference. */
+Test(pages, every_command_reads_pages_and_stdin, .timeout = 120) {
+  run_result r = run_sh(
+      "cd '" HTML_DIR "' && cli='" RSC_CLI "'; tmp=$(mktemp -d); "
+      "for page in next-webpack-client.html next-turbopack-unicode.html rhs-elements.html "
+      "    rhs-typed-arrays.html; do "
+      "  \"$cli\" extract \"$page\" > \"$tmp/p.rsc\" || echo \"extract $page\"; "
+      "  for c in dump 'dump --compact' tree stats; do "
+      "    \"$cli\" $c \"$tmp/p.rsc\" | sed 1s/^.*:// > \"$tmp/want\"; "
+      "    [ -s \"$tmp/want\" ] || echo \"$c $page: no output\"; "
+      "    for how in \"$page\" \"--html $page\" \"- < $page\" \"< $page\"; do "
+      "      eval \"\\\"\\$cli\\\" $c $how\" | sed 1s/^.*:// | cmp -s - \"$tmp/want\" "
+      "        || echo \"$c $how differs\"; "
+      "    done; "
+      "  done; "
+      "  \"$cli\" bench --json --min-time 0.001 \"$tmp/p.rsc\" "
+      "    | grep -o '\"bytes\":[0-9]*\\|\"peak_bytes\":[0-9]*' > \"$tmp/want\"; "
+      "  [ -s \"$tmp/want\" ] || echo \"bench $page: no output\"; "
+      "  for how in \"$page\" \"--html $page\" \"< $page\"; do "
+      "    eval \"\\\"\\$cli\\\" bench --json --min-time 0.001 $how\" "
+      "      | grep -o '\"bytes\":[0-9]*\\|\"peak_bytes\":[0-9]*' | cmp -s - \"$tmp/want\" "
+      "      || echo \"bench $how differs\"; "
+      "  done; "
+      "done; rm -r \"$tmp\"");
+  cr_expect_eq(r.status, 0);
+  cr_expect_eq(r.len, 0, "%s", r.out);
+  free(r.out);
+}
+
+/* A page may open with a byte-order mark and whitespace; a payload given
+ * --html that is no page is refused as one. */
+Test(pages, a_page_is_recognised_by_its_markup) {
+  run_result a = run_sh("cd '" HTML_DIR "' && { printf '\\357\\273\\277 \\n\\t'; "
+                        "cat rhs-elements.html; } | '" RSC_CLI "' tree");
+  run_result b = run_in(HTML_DIR, "tree rhs-elements.rsc");
+  cr_expect_eq(a.status, 0);
+  cr_expect_str_eq(a.out, b.out);
+  free(a.out);
+  free(b.out);
+  a = run_in(HTML_DIR, "stats --html rhs-elements.rsc 2>&1");
+  cr_expect_eq(a.status, 1);
+  cr_expect(strstr(a.out, "rhs-elements.rsc: offset 0: no Flight payload found") != NULL, "%s",
+            a.out);
+  free(a.out);
+  a = run_in(HTML_DIR, "bench --min-time 0.01 < rhs-elements.rsc");
+  cr_expect_eq(a.status, 0);
+  cr_expect(strncmp(a.out, "- ", 2) == 0, "%s", a.out);
+  free(a.out);
+}
+
+/* dump streams its text: a write error (a full disk) is reported, exit 1. */
+Test(dump, a_write_error_is_reported) {
+  if (access("/dev/full", W_OK) != 0) return;
+  run_result r = run_in(HTML_DIR, "dump rhs-elements.rsc 2>&1 >/dev/full");
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.out, "rscflight: stdout: ") != NULL, "%s", r.out);
+  free(r.out);
+}

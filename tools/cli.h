@@ -8,6 +8,7 @@
 #ifndef RSC_CLI_H
 #define RSC_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,13 @@
  * readable bytes (for rsc_decoder_feed_padded). NULL on failure with errno
  * set; release with free(). */
 char *cli_read_file(const char *path, size_t *len);
+/* rscflight.c: the Flight payload every decoding command reads from path
+ * ("-": stdin): the input itself, or the payload an HTML page inlines when
+ * html is set or the input opens with '<' (after whitespace and a UTF-8
+ * byte-order mark), which no Flight payload does. Followed by RSC_PADDING
+ * readable bytes; release with free(). NULL after the failure was reported
+ * on stderr. */
+char *cli_read_payload(const char *path, bool html, size_t *len);
 /* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */
 void cli_report_error(const char *file, const rsc_error *e);
 

@@ -1,15 +1,22 @@
 /* rscflight - command-line tool: a thin client of include/rscflight.h.
  *
  *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
- *                   [--compact] [--strict] [FILE|-]
- *   rscflight bench [--json] [--min-time S] [--chunk-size N] [--parse-only]
- *                   [--threads N] FILE...
- *   rscflight tree  [--color[=WHEN]] [--full] [--depth N] [--no-finish] [--strict]
+ *                   [--temp-refs] [--borrow-input] [--compact] [--html] [--strict]
  *                   [FILE|-]
- *   rscflight stats [--top N] [FILE|-]
+ *   rscflight bench [--json] [--min-time S] [--chunk-size N[,N...]] [--parse-only]
+ *                   [--borrow-input] [--reuse] [--files-in-turns] [--threads N[,N...]]
+ *                   [--html] [FILE...|-]
+ *   rscflight tree  [--color[=WHEN]] [--no-color] [--full] [--depth N] [--no-finish]
+ *                   [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
+ *                   [--temp-refs] [--html] [--strict] [FILE|-]
+ *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
+ *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
- * tree and stats live in tree.c and stats.c (see cli.h).
+ * Every command that decodes reads stdin for - or no FILE, and reads an HTML
+ * page as the payload it inlines (cli_read_payload): with --html, or by
+ * itself when the input opens with '<'. tree and stats live in tree.c and
+ * stats.c (see cli.h).
  * Exit status: 0 success, 1 input refused (or I/O error, or with --strict a
  * stream that ended early), 2 usage error. */
 #define _POSIX_C_SOURCE 200809L
@@ -42,12 +49,16 @@ static void top_help(FILE *f) {
           "                     largest chunks, repeated strings\n"
           "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
           "                     rsc-html-stream) to stdout\n"
-          "  bench FILE...      time full decodes: bytes, median ns, MB/s, peak memory\n"
+          "  bench [FILE...|-]  time full decodes: bytes, median ns, MB/s, peak memory\n"
           "  help [COMMAND]     this help, or a command's options (also: COMMAND --help)\n"
           "\n"
           "options:\n"
           "  -h, --help         this help\n"
           "  --version          print the library version\n"
+          "\n"
+          "dump, tree, stats and bench read stdin for - or no FILE, and an HTML page\n"
+          "(one that opens with '<', or any input with --html) as the Flight payload\n"
+          "it inlines.\n"
           "\n"
           "Exit status: 0 success, 1 input refused or I/O error, 2 usage error.\n",
           prog, rsc_version());
@@ -70,7 +81,8 @@ static void dump_help(FILE *f) {
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
-          "  --html             FILE is an HTML page: decode the payload it inlines\n"
+          "  --html             the input is an HTML page: decode the payload it inlines\n"
+          "                     (a page that opens with '<' is read so without it)\n"
           "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
           "                     referenced that never arrived, a stream left open)\n"
           "  -h, --help         this help\n"
@@ -139,9 +151,10 @@ static int cmd_extract(int argc, char **argv) {
 
 static void bench_help(FILE *f) {
   fprintf(f,
-          "usage: %s bench [options] FILE...\n"
+          "usage: %s bench [options] [FILE...|-]\n"
           "\n"
-          "Time full decodes of each FILE: bytes, median ns, MB/s, peak memory.\n"
+          "Time full decodes of each FILE (stdin for - or no FILE): bytes, median ns,\n"
+          "MB/s, peak memory.\n"
           "\n"
           "options:\n"
           "  --json             print a JSON list of {file,bytes,median_ns,mb_per_s,peak_bytes,\n"
@@ -152,6 +165,8 @@ static void bench_help(FILE *f) {
           "  --chunk-size N     feed N bytes at a time (0: the buffer whole, the default)\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
           "  --borrow-input     text and binary rows point into the input, not copies\n"
+          "  --html             the input is an HTML page: time the payload it inlines\n"
+          "                     (a page that opens with '<' is read so without it)\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
           "                     instead of a new one each time: memory stays mapped\n"
           "  --files-in-turns   time all FILEs in one process, in turns (the file that\n"
@@ -222,6 +237,41 @@ char *cli_read_file(const char *path, size_t *len) {
     return NULL;
   }
   return read_all(path, len);
+}
+
+/* Whether the input is an HTML page: its first byte after whitespace and a
+ * UTF-8 byte-order mark is '<'. A Flight payload opens with a row id (hex)
+ * or a dev row (':'), never with markup. */
+static bool looks_like_page(const char *buf, size_t len) {
+  size_t i = 0;
+  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
+  while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' ||
+                     buf[i] == '\f'))
+    i++;
+  return i < len && buf[i] == '<';
+}
+
+char *cli_read_payload(const char *path, bool html, size_t *len) {
+  char *buf = cli_read_file(path, len);
+  if (!buf) {
+    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    return NULL;
+  }
+  if (!html && !looks_like_page(buf, *len)) return buf;
+  size_t n;
+  char *payload = html_payload(path, buf, *len, RSC_HTML_AUTO, &n);
+  free(buf);
+  if (!payload) return NULL;
+  buf = malloc(n + RSC_PADDING);
+  if (!buf) {
+    fprintf(stderr, "%s: %s: out of memory\n", prog, path);
+  } else {
+    memcpy(buf, payload, n);
+    memset(buf + n, 0, RSC_PADDING);
+    *len = n;
+  }
+  rsc_free(payload);
+  return buf;
 }
 
 void cli_report_error(const char *file, const rsc_error *e) {
@@ -336,6 +386,12 @@ static bool decode_timed(const char *buf, size_t len, const rsc_options *opt, si
   return ok;
 }
 
+/* rsc_dump_to's writer: stdout. */
+static int write_stdout(void *ctx, const char *buf, size_t len) {
+  (void)ctx;
+  return fwrite(buf, 1, len, stdout) == len ? 0 : -1;
+}
+
 static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
@@ -364,23 +420,8 @@ static int cmd_dump(int argc, char **argv) {
   }
   if (!file) file = "-";
   size_t len;
-  char *buf = cli_read_file(file, &len);
-  if (!buf) {
-    fprintf(stderr, "%s: %s: %s\n", prog, file, strerror(errno));
-    return 1;
-  }
-  if (html) {
-    char *payload = html_payload(file, buf, len, RSC_HTML_AUTO, &len);
-    free(buf);
-    if (!payload) return 1;
-    buf = malloc(len + RSC_PADDING);
-    if (buf) {
-      memcpy(buf, payload, len);
-      memset(buf + len, 0, RSC_PADDING);
-    }
-    rsc_free(payload);
-    if (!buf) return 1;
-  }
+  char *buf = cli_read_payload(file, html, &len);
+  if (!buf) return 1;
   /* The input outlives the decoder (RSC_OPT_BORROW_INPUT may point into it). */
   rsc_decoder *d = decode(buf, len, &opt, chunk);
   if (!d) {
@@ -395,18 +436,19 @@ static int cmd_dump(int argc, char **argv) {
     free(buf);
     return 1;
   }
-  size_t n;
-  char *text = rsc_dump(d, pretty, &n);
-  int early = text ? cli_report_incomplete(file, d) : 0;
+  /* Streamed: the text can be far larger than the decode (deep nesting,
+   * indented). */
+  rsc_status st = rsc_dump_to(d, pretty, write_stdout, NULL);
+  if (st == RSC_OK && !pretty) fputc('\n', stdout);
+  if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
+  if (st == RSC_ERR_USER) fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
+  else if (st == RSC_ERR_NOMEM) fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+  else if (st != RSC_OK && rsc_decoder_error(d)->code) cli_report_error(file, rsc_decoder_error(d));
+  else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
+  int early = st == RSC_OK ? cli_report_incomplete(file, d) : 0;
   rsc_decoder_free(d);
   free(buf);
-  if (!text) {
-    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
-    return 1;
-  }
-  fwrite(text, 1, n, stdout);
-  if (!pretty) fputc('\n', stdout);
-  rsc_free(text);
+  if (st != RSC_OK) return 1;
   return strict && early ? 1 : 0;
 }
 
@@ -722,16 +764,15 @@ static bool parse_list(const char *s, long long lo, long long hi, long long *out
   return true;
 }
 
-static int bench_files_in_turns(char **files, int nfiles, uint32_t flags, bool reuse,
+static int bench_files_in_turns(char **files, int nfiles, bool html, uint32_t flags, bool reuse,
                                 double min_time, int json) {
   turn_file *tf = calloc((size_t)nfiles, sizeof *tf);
   if (!tf) return 1;
   int rc = 0;
   for (int f = 0; f < nfiles && !rc; f++) {
     size_t len;
-    char *buf = read_all(files[f], &len);
+    char *buf = cli_read_payload(files[f], html, &len);
     if (!buf) {
-      fprintf(stderr, "%s: %s: %s\n", prog, files[f], strerror(errno));
       rc = 1;
       break;
     }
@@ -760,7 +801,7 @@ static int bench_files_in_turns(char **files, int nfiles, uint32_t flags, bool r
 
 static int cmd_bench(int argc, char **argv) {
   int json = 0;
-  bool reuse = false, in_turns = false;
+  bool reuse = false, in_turns = false, html = false;
   double min_time = 1.0;
   long long chunks[BENCH_MAX_CONFIGS], threads[BENCH_MAX_CONFIGS];
   int nchunks = 0, nthreads = 0;
@@ -775,6 +816,7 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
     else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
+    else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc)
@@ -784,7 +826,7 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--help") == 0) {
       free(files);
       return usage(stdout, 0);
-    } else if (a[0] == '-') bad = true;
+    } else if (a[0] == '-' && a[1]) bad = true;
     else files[nfiles++] = argv[i];
     if (bad) {
       free(files);
@@ -793,14 +835,16 @@ static int cmd_bench(int argc, char **argv) {
   }
   if (!nchunks) chunks[nchunks++] = 0;
   if (!nthreads) threads[nthreads++] = 1;
-  if (nfiles == 0 || nchunks * nthreads > BENCH_MAX_CONFIGS) {
+  static char stdin_name[] = "-";
+  if (nfiles == 0) files[nfiles++] = stdin_name;
+  if (nchunks * nthreads > BENCH_MAX_CONFIGS) {
     free(files);
     return usage(stderr, 2);
   }
   if (in_turns) {
     int rc = nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1
                  ? usage(stderr, 2)
-                 : bench_files_in_turns(files, nfiles, flags, reuse, min_time, json);
+                 : bench_files_in_turns(files, nfiles, html, flags, reuse, min_time, json);
     free(files);
     return rc;
   }
@@ -808,9 +852,8 @@ static int cmd_bench(int argc, char **argv) {
   if (json) printf("[");
   for (int f = 0; f < nfiles; f++) {
     size_t len;
-    char *buf = read_all(files[f], &len);
+    char *buf = cli_read_payload(files[f], html, &len);
     if (!buf) {
-      fprintf(stderr, "%s: %s: %s\n", prog, files[f], strerror(errno));
       rc = 1;
       continue;
     }

@@ -817,11 +817,13 @@ void cli_stats_help(FILE *f) {
         "module (its I rows, and the elements of that component), per component (element\n"
         "type), the largest chunks, and strings repeated across model rows. Counts come\n"
         "from the raw bytes, re-framed into rows; names come from the decoder. Reads\n"
-        "stdin for - or no FILE.\n"
+        "stdin for - or no FILE, and an HTML page (one that opens with '<') as the\n"
+        "payload it inlines.\n"
         "\n"
         "options:\n"
         "  --top N            rows per table (default 10)\n"
         "  --dev              decode with React's development client semantics\n"
+        "  --html             the input is an HTML page: count the payload it inlines\n"
         "  -h, --help         this help\n",
         f);
 }
@@ -869,6 +871,7 @@ static int stats_run(const char *file, const char *buf, size_t len, size_t top, 
 int cli_stats_main(int argc, char **argv) {
   size_t top = STATS_DEFAULT_TOP;
   uint32_t flags = 0;
+  bool html = false;
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -882,6 +885,7 @@ int cli_stats_main(int argc, char **argv) {
       }
       top = (size_t)v;
     } else if (strcmp(a, "--dev") == 0) flags |= RSC_OPT_DEV;
+    else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       cli_stats_help(stdout);
       return 0;
@@ -892,11 +896,8 @@ int cli_stats_main(int argc, char **argv) {
   }
   if (!file) file = "-";
   size_t len;
-  char *buf = cli_read_file(file, &len);
-  if (!buf) {
-    fprintf(stderr, "rscflight: %s: %s\n", file, strerror(errno));
-    return 1;
-  }
+  char *buf = cli_read_payload(file, html, &len);
+  if (!buf) return 1;
   int rc = stats_run(file, buf, len, top, flags);
   free(buf);
   return rc;

@@ -38,6 +38,7 @@ typedef struct tree_opts {
   unsigned max_depth;   /* levels printed before "…" (0: all)                */
   size_t chunk;         /* feed size (0: whole input)                        */
   uint32_t flags;       /* RSC_OPT_*                                         */
+  bool html;            /* the input is an HTML page (--html)                */
 } tree_opts;
 
 /* Output state: the stream, colors, and the ancestors being printed (by
@@ -781,7 +782,8 @@ void cli_tree_help(FILE *f) {
         "(Fragment, Suspense, ...), client components with their module, keys and\n"
         "abbreviated props, one element per line, children indented. Lazy and promise\n"
         "values show as [lazy ID] before their value, or [lazy ID: pending | blocked |\n"
-        "halted | rejected: reason] when they did not arrive. Reads stdin for - or no FILE.\n"
+        "halted | rejected: reason] when they did not arrive. Reads stdin for - or no FILE,\n"
+        "and an HTML page (one that opens with '<') as the payload it inlines.\n"
         "\n"
         "options:\n"
         "  --color[=WHEN]     color the output: auto (default: when stdout is a terminal\n"
@@ -799,6 +801,7 @@ void cli_tree_help(FILE *f) {
         "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
         "                     referenced that never arrived, a stream left open);\n"
         "                     stderr says so either way (not with --no-finish)\n"
+        "  --html             the input is an HTML page: show the payload it inlines\n"
         "  -h, --help         this help\n",
         f);
 }
@@ -837,6 +840,7 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
     else if (strcmp(a, "--allow-partial") == 0) o->flags |= RSC_OPT_ALLOW_PARTIAL;
     else if (strcmp(a, "--lenient-ids") == 0) o->flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) o->flags |= RSC_OPT_TEMP_REFS;
+    else if (strcmp(a, "--html") == 0) o->html = true;
     else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) && v < 100000) {
       o->max_depth = (unsigned)v;
       i++;
@@ -872,17 +876,14 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
 }
 
 int cli_tree_main(int argc, char **argv) {
-  tree_opts o = {0, 0, 1, 0, 0, 0, 0};
+  tree_opts o = {0, 0, 1, 0, 0, 0, 0, false};
   const char *file = NULL;
   int rc = tree_parse(argc, argv, &o, &file);
   if (rc) return rc < 0 ? 0 : rc;
   if (!file) file = "-";
   size_t len;
-  char *buf = cli_read_file(file, &len);
-  if (!buf) {
-    fprintf(stderr, "rscflight: %s: %s\n", file, strerror(errno));
-    return 1;
-  }
+  char *buf = cli_read_payload(file, o.html, &len);
+  if (!buf) return 1;
   rsc_decoder *d = tree_decode(buf, len, &o);
   free(buf);
   if (!d) {
