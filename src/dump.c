@@ -567,7 +567,10 @@ static void visit(walker *w, const rsc_node *n) {
     kid_node(&k[2], "chunks", &cr->chunks);
     kid_node(&k[3], "name", &cr->name);
     size_t cnt = 4;
-    if (cr->is_async) {
+    if (cr->import_map.kind != RSC_NONE) {
+      kid_node(&k[4], "importMap", &cr->import_map);
+      cnt = 5;
+    } else if (cr->is_async) {
       k[4].key = "async";
       k[4].klen = 5;
       k[4].kind = C_TRUE;
@@ -1054,6 +1057,7 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     /* Converters make one object per module reference (the dump writes
      * it out each time): the sharing audit meets its parts once. */
     if (f->shares && !fw_first(f, (uintptr_t)n->u.cref)) return;
+    if (n->u.cref->import_map.kind != RSC_NONE) fw_push(f, &n->u.cref->import_map);
     fw_push(f, &n->u.cref->name);
     fw_push(f, &n->u.cref->chunks);
     fw_push(f, &n->u.cref->id);

@@ -21,6 +21,13 @@ char *cli_read_file(const char *path, size_t *len);
 /* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */
 void cli_report_error(const char *file, const rsc_error *e);
 
+/* rscflight.c: "webpack", "turbopack", "parcel" or "rspack" to *out
+ * (--bundler); 0 for any other name. */
+int cli_parse_bundler(const char *name, rsc_bundler *out);
+#define CLI_BUNDLER_HELP                                                            \
+  "  --bundler NAME     whose server wrote the payload: webpack (default),\n"     \
+  "                     turbopack, parcel or rspack (the shape of its I rows)\n"
+
 /* tree.c and stats.c: the subcommands (argv excludes the command name) and
  * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */
 int cli_tree_main(int argc, char **argv);

@@ -1,6 +1,6 @@
 /* rscflight - command-line tool: a thin client of include/rscflight.h.
  *
- *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
+ *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids] [--bundler B]
  *                   [--compact] [FILE|-]
  *   rscflight bench [--json] [--min-time S] [--chunk-size N] [--parse-only]
  *                   [--threads N] FILE...
@@ -65,6 +65,7 @@ static void dump_help(FILE *f) {
           "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
           "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
           "  --temp-refs        decode $T as temporary references instead of rejecting\n"
+          CLI_BUNDLER_HELP
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
@@ -295,6 +296,18 @@ static bool decode_timed(const char *buf, size_t len, const rsc_options *opt, si
   return ok;
 }
 
+int cli_parse_bundler(const char *name, rsc_bundler *out) {
+  static const char *const names[] = {"webpack", "turbopack", "parcel", "rspack"};
+  static const rsc_bundler values[] = {RSC_BUNDLER_WEBPACK, RSC_BUNDLER_TURBOPACK,
+                                       RSC_BUNDLER_PARCEL, RSC_BUNDLER_RSPACK};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *out = values[i];
+      return 1;
+    }
+  return 0;
+}
+
 static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
@@ -308,7 +321,9 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--lenient-ids") == 0) opt.flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) opt.flags |= RSC_OPT_TEMP_REFS;
     else if (strcmp(a, "--borrow-input") == 0) opt.flags |= RSC_OPT_BORROW_INPUT;
-    else if (strcmp(a, "--compact") == 0) pretty = 0;
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
+      if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
+    } else if (strcmp(a, "--compact") == 0) pretty = 0;
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
       char *end;

@@ -37,6 +37,7 @@ typedef struct tree_opts {
   unsigned max_depth;   /* levels printed before "…" (0: all)                */
   size_t chunk;         /* feed size (0: whole input)                        */
   uint32_t flags;       /* RSC_OPT_*                                         */
+  rsc_bundler bundler;  /* --bundler                                         */
 } tree_opts;
 
 /* Output state: the stream, colors, and the ancestors being printed (by
@@ -795,6 +796,7 @@ void cli_tree_help(FILE *f) {
         "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
         "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
         "  --temp-refs        decode $T as temporary references instead of rejecting\n"
+        CLI_BUNDLER_HELP
         "  -h, --help         this help\n",
         f);
 }
@@ -832,6 +834,8 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
     else if (strcmp(a, "--allow-partial") == 0) o->flags |= RSC_OPT_ALLOW_PARTIAL;
     else if (strcmp(a, "--lenient-ids") == 0) o->flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) o->flags |= RSC_OPT_TEMP_REFS;
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc && cli_parse_bundler(argv[i + 1], &o->bundler))
+      i++;
     else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) && v < 100000) {
       o->max_depth = (unsigned)v;
       i++;
@@ -856,6 +860,7 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
   rsc_options opt;
   rsc_options_init(&opt);
   opt.flags = o->flags;
+  opt.bundler = o->bundler;
   rsc_decoder *d = rsc_decoder_new(&opt);
   if (!d) return NULL;
   size_t step = o->chunk && o->chunk < len ? o->chunk : len;
@@ -867,7 +872,7 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
 }
 
 int cli_tree_main(int argc, char **argv) {
-  tree_opts o = {0, 0, 1, 0, 0, 0};
+  tree_opts o = {0, 0, 1, 0, 0, 0, RSC_BUNDLER_WEBPACK};
   const char *file = NULL;
   int rc = tree_parse(argc, argv, &o, &file);
   if (rc) return rc < 0 ? 0 : rc;
