@@ -173,12 +173,32 @@ enum {
   RSC_OPT_BORROW_INPUT = 1u << 7
 };
 
+/* Which bundler integration of React's Flight server wrote the payload
+ * (rsc_options.bundler): each writes client references (I rows) in its own
+ * shape and decodes them with its own client.
+ * WEBPACK (the default) and TURBOPACK: [id, chunks, name] plus a 4th
+ *   element when the module is async, or React 18's {id, chunks, name,
+ *   async}. An array whose second element is a string can only be Parcel's
+ *   and is read as Parcel's under WEBPACK and TURBOPACK too.
+ * PARCEL: [id, name, bundles, importMap?]; never async.
+ * RSPACK: webpack's shape, but its server does not escape export names
+ *   (an export named "$" or "$store" arrives as "$" or "$store", which the
+ *   client revives as the element marker or a reference): as its client
+ *   does, a reference whose revived name is not a string is undefined. */
+typedef enum rsc_bundler {
+  RSC_BUNDLER_WEBPACK = 0,
+  RSC_BUNDLER_TURBOPACK = 1,
+  RSC_BUNDLER_PARCEL = 2,
+  RSC_BUNDLER_RSPACK = 3
+} rsc_bundler;
+
 typedef struct rsc_options {
   uint32_t flags;          /* RSC_OPT_* bits                                 */
   rsc_limits limits;
   rsc_alloc alloc;         /* all NULL: libc                                 */
   rsc_event_fn on_event;   /* NULL: no events                                */
   void *event_ctx;
+  rsc_bundler bundler;     /* I row shape; RSC_BUNDLER_WEBPACK by default    */
 } rsc_options;
 
 /* Chunk states, as React's client has them (resolved_model and
@@ -411,12 +431,17 @@ RSC_API const rsc_node *rsc_element_owner(const rsc_node *n);
 /* LAZY and PROMISE: the chunk they stand for. */
 RSC_API const rsc_chunk *rsc_node_chunk(const rsc_node *n);
 /* CLIENT_REF: the metadata as the I row sent it (revived), and its parts:
- * module id (a STRING or NUMBER node), chunk list, export name, async flag. */
+ * module id (a STRING or NUMBER node), chunk list (Parcel's bundle list),
+ * export name, async flag (never set for Parcel), and Parcel's import map
+ * (NULL when the row has none or is not Parcel's). rsc_client_ref_is_parcel
+ * says whether the row was read in Parcel's shape. */
 RSC_API const rsc_node *rsc_client_ref_metadata(const rsc_node *n);
 RSC_API const rsc_node *rsc_client_ref_id(const rsc_node *n);
 RSC_API const rsc_node *rsc_client_ref_chunks(const rsc_node *n);
 RSC_API const rsc_node *rsc_client_ref_name(const rsc_node *n);
 RSC_API int rsc_client_ref_is_async(const rsc_node *n);
+RSC_API const rsc_node *rsc_client_ref_import_map(const rsc_node *n);
+RSC_API int rsc_client_ref_is_parcel(const rsc_node *n);
 /* SERVER_REF: its id and bound arguments (NULL node, a PROMISE, or a value). */
 RSC_API const rsc_node *rsc_server_ref_id(const rsc_node *n);
 RSC_API const rsc_node *rsc_server_ref_bound(const rsc_node *n);

@@ -40,7 +40,7 @@
 
 enum { E_TYPE, E_KEY, E_PROPS, E_N };                       /* Element        */
 enum { TH_ID, TH_STATUS, TH_VALUE, TH_REASON, TH_N };        /* Lazy, Promise  */
-enum { CR_ID, CR_CHUNKS, CR_NAME, CR_ASYNC, CR_N };          /* ClientReference */
+enum { CR_ID, CR_CHUNKS, CR_NAME, CR_ASYNC, CR_IMPORT_MAP, CR_N };          /* ClientReference */
 enum { SR_ID, SR_BOUND, SR_N };                              /* ServerReference */
 enum { BL_TYPE, BL_DATA, BL_N };                             /* Blob           */
 enum { ST_KIND, ST_ITEMS, ST_STATUS, ST_VALUE, ST_REASON, ST_N }; /* Stream   */
@@ -156,7 +156,7 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
   if (T.ready) Py_RETURN_NONE;
   static const char *const el[] = {"type", "key", "props", NULL};
   static const char *const th[] = {"id", "status", "value", "reason", NULL};
-  static const char *const cr[] = {"id", "chunks", "name", "is_async", NULL};
+  static const char *const cr[] = {"id", "chunks", "name", "is_async", "import_map", NULL};
   static const char *const sr[] = {"id", "bound", NULL};
   static const char *const bl[] = {"type", "data", NULL};
   static const char *const st[] = {"kind", "items", "status", "value", "reason", NULL};
@@ -1193,6 +1193,9 @@ static PyObject *client_ref(conv *c, const rsc_view *v) {
       set_slot(o, &T.client_ref, CR_CHUNKS, get_node(c, rsc_client_ref_chunks(v->node))) < 0 ||
       set_slot(o, &T.client_ref, CR_NAME, get_node(c, rsc_client_ref_name(v->node))) < 0 ||
       set_slot(o, &T.client_ref, CR_ASYNC, PyBool_FromLong(rsc_client_ref_is_async(v->node))) < 0 ||
+      set_slot(o, &T.client_ref, CR_IMPORT_MAP,
+               rsc_client_ref_import_map(v->node) ? get_node(c, rsc_client_ref_import_map(v->node))
+                                                  : Py_NewRef(Py_None)) < 0 ||
       memo_put(c->m, id, RSC_CLIENT_REF, o) < 0) {
     Py_DECREF(o);
     return NULL;
@@ -1491,11 +1494,17 @@ static void conv_free(conv *c) {
 
 /* A flag bit of _decode for tests only (never an RSC_OPT_* bit). */
 #define PY_SHARE_NONE (1u << 31)
+/* Two bits of the flags the Python layer passes carry rsc_options.bundler
+ * (rscflight._flags' bundler=); they are no RSC_OPT_* bits. */
+#define PY_BUNDLER_SHIFT 28
+#define PY_BUNDLER_MASK (3u << PY_BUNDLER_SHIFT)
 
 static int parse_options(PyObject *flags, PyObject *limits, rsc_options *opt) {
   rsc_options_init(opt);
   opt->flags = (uint32_t)PyLong_AsUnsignedLong(flags);
   if (PyErr_Occurred()) return -1;
+  opt->bundler = (rsc_bundler)((opt->flags & PY_BUNDLER_MASK) >> PY_BUNDLER_SHIFT);
+  opt->flags &= ~PY_BUNDLER_MASK;
   if (limits != Py_None) {
     unsigned long long l[6];
     if (!PyArg_ParseTuple(limits, "KKKKKK;limits must be 6 integers", &l[0], &l[1], &l[2], &l[3],

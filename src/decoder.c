@@ -475,9 +475,24 @@ static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *
   if (!cr) return d->err.code;
   cr->metadata = meta;
   cr->id = cr->chunks = cr->name = rsc__mk(RSC_UNDEFINED);
+  cr->import_map = rsc__mk(RSC_NONE);
+  cr->is_parcel = 0;
   cr->is_async = 0; /* metadata of another shape (revived to anything) */
-  if (meta.kind == RSC_ARRAY) {
-    /* webpack / turbopack: [id, chunks, name] plus a 4th slot when async. */
+  rsc_bundler bundler = d->opt.bundler;
+  if (meta.kind == RSC_ARRAY && bundler != RSC_BUNDLER_PARCEL && bundler != RSC_BUNDLER_RSPACK &&
+      meta.len > 1 && meta.u.items[1].kind == RSC_STRING)
+    bundler = RSC_BUNDLER_PARCEL; /* webpack's chunk list is never a string */
+  if (meta.kind == RSC_ARRAY && bundler == RSC_BUNDLER_PARCEL) {
+    /* Parcel: [id, name, bundles, importMap?]; its client loads the
+     * bundles and has no async modules. */
+    cr->is_parcel = 1;
+    if (meta.len > 0) cr->id = meta.u.items[0];
+    if (meta.len > 1) cr->name = meta.u.items[1];
+    if (meta.len > 2) cr->chunks = meta.u.items[2];
+    if (meta.len > 3) cr->import_map = meta.u.items[3];
+  } else if (meta.kind == RSC_ARRAY) {
+    /* webpack / turbopack / rspack: [id, chunks, name] plus a 4th slot
+     * when async. */
     if (meta.len > 0) cr->id = meta.u.items[0];
     if (meta.len > 1) cr->chunks = meta.u.items[1];
     if (meta.len > 2) cr->name = meta.u.items[2];
@@ -493,6 +508,11 @@ static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *
   }
   rsc_node v = rsc__mk(RSC_CLIENT_REF);
   v.u.cref = cr;
+  /* rspack's client looks the export up by the revived name: an unescaped
+   * "$" (the element marker) or "$store" (a reference) is no own export of
+   * any module, so the reference is undefined. */
+  if (bundler == RSC_BUNDLER_RSPACK && meta.kind == RSC_ARRAY && cr->name.kind != RSC_STRING)
+    v = rsc__mk(RSC_UNDEFINED);
   rsc__resolve_module(d, row->id, v);
   return d->err.code;
 }

@@ -522,7 +522,10 @@ static void visit(walker *w, const rsc_node *n) {
     kid_node(&k[2], "chunks", &cr->chunks);
     kid_node(&k[3], "name", &cr->name);
     size_t cnt = 4;
-    if (cr->is_async) {
+    if (cr->import_map.kind != RSC_NONE) {
+      kid_node(&k[4], "importMap", &cr->import_map);
+      cnt = 5;
+    } else if (cr->is_async) {
       k[4].key = "async";
       k[4].klen = 5;
       k[4].kind = C_TRUE;

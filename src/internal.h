@@ -102,7 +102,9 @@ typedef struct rsc_element {
 
 typedef struct rsc_client_ref {
   rsc_node metadata, id, chunks, name;
+  rsc_node import_map; /* Parcel's 4th element; RSC_NONE when absent      */
   int is_async;
+  int is_parcel;       /* read as [id, name, bundles, importMap?]          */
 } rsc_client_ref;
 
 typedef struct rsc_server_ref {

@@ -113,6 +113,10 @@ const rsc_node *rsc_client_ref_id(const rsc_node *n) { return CR(n) ? &CR(n)->id
 const rsc_node *rsc_client_ref_chunks(const rsc_node *n) { return CR(n) ? &CR(n)->chunks : NULL; }
 const rsc_node *rsc_client_ref_name(const rsc_node *n) { return CR(n) ? &CR(n)->name : NULL; }
 int rsc_client_ref_is_async(const rsc_node *n) { return CR(n) ? CR(n)->is_async : 0; }
+const rsc_node *rsc_client_ref_import_map(const rsc_node *n) {
+  return CR(n) && CR(n)->import_map.kind != RSC_NONE ? &CR(n)->import_map : NULL;
+}
+int rsc_client_ref_is_parcel(const rsc_node *n) { return CR(n) ? CR(n)->is_parcel : 0; }
 
 #define SR(n) ((n) && (n)->kind == RSC_SERVER_REF ? (n)->u.sref : NULL)
 const rsc_node *rsc_server_ref_id(const rsc_node *n) { return SR(n) ? &SR(n)->id : NULL; }

@@ -175,6 +175,7 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     /* Converters make one object per module reference (the dump writes
      * it out each time): the sharing audit meets its parts once. */
     if (f->shares && !fw_first(f, (uintptr_t)n->u.cref)) return;
+    if (n->u.cref->import_map.kind != RSC_NONE) fw_push(f, &n->u.cref->import_map);
     fw_push(f, &n->u.cref->name);
     fw_push(f, &n->u.cref->chunks);
     fw_push(f, &n->u.cref->id);

@@ -816,3 +816,78 @@ Test(api, borrowed_input) {
   rsc_decoder_free(copied);
   free(buf);
 }
+
+/* I rows in each bundler's shape (rsc_options.bundler). */
+static rsc_decoder *decode_bundler(const char *s, rsc_bundler bundler) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.bundler = bundler;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_not_null(d);
+  rsc_decoder_feed(d, s, strlen(s));
+  rsc_decoder_finish(d);
+  return d;
+}
+
+static const rsc_node *module_value(rsc_decoder *d, int64_t id) {
+  const rsc_chunk *c = rsc_decoder_chunk(d, id);
+  cr_assert_not_null(c);
+  cr_assert_eq(rsc_chunk_status(c), RSC_CHUNK_FULFILLED);
+  return rsc_chunk_value(c);
+}
+
+static const char parcel_rows[] =
+    "1:\"Feed.1c9e03.js\"\n"
+    "5:I[\"Fd3eE\",\"Feed\",[\"$1\",\"a.js\"],{\"1c9e03\":\"/Feed.1c9e03.js\"}]\n"
+    "6:I[\"Ab12C\",\"*\",[]]\n"
+    "0:[\"$5\",\"$6\"]\n";
+
+Test(api, parcel_client_refs_carry_bundles_name_and_import_map) {
+  for (int pass = 0; pass < 2; pass++) {
+    /* with the option, and recognised without it (a string where webpack
+     * has its chunk list) */
+    rsc_decoder *d = decode_bundler(parcel_rows, pass ? RSC_BUNDLER_PARCEL : RSC_BUNDLER_WEBPACK);
+    cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
+    const rsc_node *cr = module_value(d, 5);
+    cr_assert_eq(rsc_node_kind(cr), RSC_CLIENT_REF);
+    cr_expect(rsc_client_ref_is_parcel(cr));
+    cr_expect_str_eq(str(rsc_client_ref_id(cr)), "Fd3eE");
+    cr_expect_str_eq(str(rsc_client_ref_name(cr)), "Feed");
+    const rsc_node *bundles = rsc_client_ref_chunks(cr);
+    cr_assert_eq(rsc_node_len(bundles), 2);
+    cr_expect_str_eq(str(rsc_node_at(bundles, 0)), "Feed.1c9e03.js", "outlined, revived");
+    cr_expect_not(rsc_client_ref_is_async(cr), "a 4th element is Parcel's import map");
+    const rsc_node *map = rsc_client_ref_import_map(cr);
+    cr_assert_not_null(map);
+    cr_expect_str_eq(str(get(map, "1c9e03")), "/Feed.1c9e03.js");
+    const rsc_node *ns = module_value(d, 6);
+    cr_expect_str_eq(str(rsc_client_ref_name(ns)), "*");
+    cr_expect_null(rsc_client_ref_import_map(ns));
+    char *dump = rsc_dump(d, 0, NULL);
+    cr_expect(strstr(dump, "\"chunks\":[\"Feed.1c9e03.js\",\"a.js\"],\"name\":\"Feed\","
+                           "\"importMap\":{\"1c9e03\":\"/Feed.1c9e03.js\"}}") != NULL,
+              "%s", dump);
+    cr_expect(strstr(dump, "async") == NULL, "%s", dump);
+    rsc_free(dump);
+    rsc_decoder_free(d);
+  }
+}
+
+Test(api, webpack_rows_stay_webpack_and_rspack_unescaped_names_are_undefined) {
+  static const char rows[] = "1:I[\"app/S.js\",[\"s\",\"s.js\"],\"$store\"]\n"
+                             "2:I[\"app/D.js\",[],\"$\",1]\n"
+                             "3:I[\"app/W.js\",[],\"W\",1]\n"
+                             "0:[\"$1\",\"$2\",\"$3\"]\n";
+  rsc_decoder *d = decode_bundler(rows, RSC_BUNDLER_WEBPACK);
+  const rsc_node *w = module_value(d, 3);
+  cr_expect_not(rsc_client_ref_is_parcel(w));
+  cr_expect(rsc_client_ref_is_async(w));
+  cr_expect_null(rsc_client_ref_import_map(w));
+  cr_expect_eq(rsc_node_kind(module_value(d, 2)), RSC_CLIENT_REF, "webpack keeps the metadata");
+  rsc_decoder_free(d);
+  d = decode_bundler(rows, RSC_BUNDLER_RSPACK);
+  cr_expect_eq(rsc_node_kind(module_value(d, 2)), RSC_UNDEFINED, "\"$\" is the element marker");
+  cr_expect_eq(rsc_node_kind(module_value(d, 3)), RSC_CLIENT_REF);
+  cr_expect_str_eq(str(rsc_client_ref_name(module_value(d, 3))), "W");
+  rsc_decoder_free(d);
+}

@@ -15,6 +15,7 @@
 typedef struct fixture {
   char file[512], expected[512];
   uint32_t flags;
+  rsc_bundler bundler; /* fixtures/bundlers: whose server wrote it */
 } fixture;
 
 static const char *member_str(const rsc_node *obj, const char *key, char *buf, size_t cap) {
@@ -27,10 +28,13 @@ static const char *member_str(const rsc_node *obj, const char *key, char *buf, s
   return buf;
 }
 
-/* fixtures/react/index.json: [{"file","expected","client_options":{...}},...] */
-static fixture *load(size_t *count) {
+/* <dir>/index.json: [{"file","expected","client_options":{...}},...],
+ * plus "bundler" in fixtures/bundlers. */
+static fixture *load_from(const char *dir, size_t *count) {
   size_t len;
-  char *text = ts_fixture("react/index.json", &len);
+  char index[64];
+  snprintf(index, sizeof index, "%s/index.json", dir);
+  char *text = ts_fixture(index, &len);
   *count = 0;
   if (!text) return NULL;
   rsc_options opt;
@@ -39,7 +43,7 @@ static fixture *load(size_t *count) {
   rsc_node root;
   const char *msg;
   cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)text, len, false, false, &root, &msg),
-               JSON_OK, "fixtures/react/index.json does not parse");
+               JSON_OK, "fixtures/%s does not parse", index);
   fixture *f = calloc(root.len + 1, sizeof *f);
   for (size_t i = 0; i < rsc_node_len(&root); i++) {
     const rsc_node *e = rsc_node_at(&root, i);
@@ -52,6 +56,14 @@ static fixture *load(size_t *count) {
     const rsc_node *build = rsc_object_get(e, "build", 5);
     if (build && rsc_node_string(build, NULL) && strcmp(rsc_node_string(build, NULL), "dev") == 0)
       x->flags |= RSC_OPT_DEV;
+    char bundler[16];
+    x->bundler = RSC_BUNDLER_WEBPACK;
+    if (member_str(e, "bundler", bundler, sizeof bundler)) {
+      if (strcmp(bundler, "turbopack") == 0) x->bundler = RSC_BUNDLER_TURBOPACK;
+      else if (strcmp(bundler, "parcel") == 0) x->bundler = RSC_BUNDLER_PARCEL;
+      else if (strcmp(bundler, "rspack") == 0) x->bundler = RSC_BUNDLER_RSPACK;
+      else cr_assert_fail("%s: unknown bundler %s", x->file, bundler);
+    }
     (*count)++;
   }
   rsc_decoder_free(d);
@@ -59,11 +71,15 @@ static fixture *load(size_t *count) {
   return f;
 }
 
-static char *read_rel(const char *rel, size_t *len) {
+static fixture *load(size_t *count) { return load_from("react", count); }
+
+static char *read_in(const char *dir, const char *rel, size_t *len) {
   char path[1024];
-  snprintf(path, sizeof path, "react/%s", rel);
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
   return ts_fixture(path, len);
 }
+
+static char *read_rel(const char *rel, size_t *len) { return read_in("react", rel, len); }
 
 static char *outcome(rsc_decoder *d) {
   char *r;
@@ -277,4 +293,80 @@ Test(fixtures, html_pages_decode_like_their_payloads) {
   cr_log_info("HTML pages decoded: %d", decoded);
   rsc_decoder_free(jd);
   free(text);
+}
+
+/* fixtures/bundlers: payloads from react-server-dom-turbopack, -parcel and
+ * -rspack, each judged by its own package's client. Decoded with the
+ * bundler's option, whole, one byte at a time and in seeded random pieces;
+ * Parcel's and turbopack's also without it (Parcel's shape is recognised,
+ * turbopack's is webpack's). */
+static rsc_decoder *decode_for(const char *buf, size_t len, const size_t *cuts, size_t ncuts,
+                               uint32_t flags, rsc_bundler bundler) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  opt.bundler = bundler;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  if (!d) return NULL;
+  size_t prev = 0;
+  for (size_t i = 0; i <= ncuts; i++) {
+    size_t end = i < ncuts ? cuts[i] : len;
+    if (end > prev) rsc_decoder_feed(d, buf + prev, end - prev);
+    prev = end;
+  }
+  rsc_decoder_finish(d);
+  return d;
+}
+
+Test(fixtures, bundler_payloads_match_their_own_clients) {
+  size_t n;
+  fixture *f = load_from("bundlers", &n);
+  if (!f) cr_skip_test("fixtures/bundlers/index.json is missing");
+  cr_expect_geq(n, 3 * 2 * 12, "fewer bundler fixtures than expected: %zu", n);
+  uint64_t seed = 4040;
+  int agree = 0;
+  size_t per[4] = {0};
+  for (size_t i = 0; i < n; i++) {
+    size_t len, elen;
+    char *buf = read_in("bundlers", f[i].file, &len);
+    char *exp = read_in("bundlers", f[i].expected, &elen);
+    cr_assert(buf && exp, "%s: missing files", f[i].file);
+    per[f[i].bundler]++;
+    uint32_t fl = f[i].flags;
+    char *whole = outcome(decode_for(buf, len, NULL, 0, fl | RSC_OPT_TRACK_SHARED, f[i].bundler));
+    const char *why = "";
+    bool eq = ts_json_equal(whole, strlen(whole), exp, elen, &why);
+    cr_expect(eq, "%s: %s (got %.300s)", f[i].file, why, whole);
+    agree += eq;
+    if (f[i].bundler == RSC_BUNDLER_PARCEL || f[i].bundler == RSC_BUNDLER_TURBOPACK) {
+      char *dflt = outcome(decode_for(buf, len, NULL, 0, fl, RSC_BUNDLER_WEBPACK));
+      cr_expect(ts_json_equal(dflt, strlen(dflt), exp, elen, &why),
+                "%s: without the bundler option: %s (got %.300s)", f[i].file, why, dflt);
+      free(dflt);
+    }
+    size_t *cuts = malloc((len + 1) * sizeof *cuts);
+    for (size_t k = 0; k < len; k++) cuts[k] = k + 1;
+    char *one = outcome(decode_for(buf, len, cuts, len, fl, f[i].bundler));
+    cr_expect(strcmp(one, whole) == 0, "%s: 1-byte feeds differ", f[i].file);
+    free(one);
+    for (int r = 0; r < 3; r++) {
+      size_t nc = 0, pos = 0;
+      for (;;) {
+        pos += 1 + ts_rand(&seed) % 512;
+        if (pos >= len) break;
+        cuts[nc++] = pos;
+      }
+      char *got = outcome(decode_for(buf, len, cuts, nc, fl, f[i].bundler));
+      cr_expect(strcmp(got, whole) == 0, "%s: random pieces (round %d) differ", f[i].file, r);
+      free(got);
+    }
+    free(cuts);
+    free(whole);
+    free(buf);
+    free(exp);
+  }
+  cr_expect(per[RSC_BUNDLER_TURBOPACK] && per[RSC_BUNDLER_PARCEL] && per[RSC_BUNDLER_RSPACK],
+            "a bundler has no fixtures");
+  cr_log_info("bundler fixtures agreeing: %d of %zu", agree, n);
+  free(f);
 }

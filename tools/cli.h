@@ -35,6 +35,13 @@ void cli_report_error(const char *file, const rsc_error *e);
  * when it did (dump and tree exit 1 for it with --strict), else 0. */
 int cli_report_incomplete(const char *file, rsc_decoder *d);
 
+/* rscflight.c: "webpack", "turbopack", "parcel" or "rspack" to *out
+ * (--bundler); 0 for any other name. */
+int cli_parse_bundler(const char *name, rsc_bundler *out);
+#define CLI_BUNDLER_HELP                                                            \
+  "  --bundler NAME     whose server wrote the payload: webpack (default),\n"     \
+  "                     turbopack, parcel or rspack (the shape of its I rows)\n"
+
 /* tree.c and stats.c: the subcommands (argv excludes the command name) and
  * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */
 int cli_tree_main(int argc, char **argv);

@@ -4,7 +4,7 @@
     PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \\
         [--corpus fuzz/replay.tar.xz] [--known tools/differential-known.txt] \\
         [--permute K] [--generate N] [--seed S] [--report OUT.json] [--write-known] [--show N] \\
-        [--dev] [FILE...]
+        [--dev] [--bundler turbopack|parcel|rspack] [FILE...]
 
 Each payload is decoded twice: by React 19.3.1's client in Node 20 (the
 oracle of fixtures/gen, which writes the canonical dump of what the client
@@ -67,7 +67,11 @@ Outcomes:
 line: the payload's SHA-1, then its reason); the exit status is 1 when a
 payload differs that is not in it, or when a known one no longer differs
 (so the list stays exact). --write-known rewrites the list from this run,
-keeping the reasons already given. Needs Node 20 (React's client runs
+keeping the reasons already given. --bundler B decodes with that bundler's
+own client (react-server-dom-B, the oracle's RSC_ORACLE_BUNDLER) and
+rscflight's bundler=B, and --permute then shuffles the fixtures of
+fixtures/bundlers/B instead (--generate writes webpack's I rows: not with
+--bundler). Needs Node 20 (React's client runs
 there; other Node versions word JSON.parse's errors differently) and
 fixtures/gen's node_modules (`npm ci` in fixtures/gen).
 """
@@ -179,6 +183,16 @@ def raw_rows(data):
     return rows
 
 
+BUNDLER = "webpack"
+
+
+def fixture_folder(kind):
+    if BUNDLER == "webpack":
+        return os.path.join(ROOT, "fixtures", "react", "19.3.1", kind)
+    base = os.path.join(ROOT, "fixtures", "bundlers", BUNDLER)
+    return os.path.join(base, sorted(os.listdir(base))[-1], kind)
+
+
 def permuted_fixtures(rounds, seed, max_bytes=60000):
     """Each fixture of React 19.3.1's server (fixtures/react/19.3.1, up to
     max_bytes) with its rows in `rounds` random orders: the same rows as a
@@ -188,7 +202,7 @@ def permuted_fixtures(rounds, seed, max_bytes=60000):
     rnd = random.Random(seed)
     out = []
     for kind in ("prod", "dev"):
-        folder = os.path.join(ROOT, "fixtures", "react", "19.3.1", kind)
+        folder = fixture_folder(kind)
         for f in sorted(os.listdir(folder)):
             if not f.endswith(".rsc"):
                 continue
@@ -317,7 +331,7 @@ def run_oracle(items, dev, split=None):
     jobs = [{"key": key, "chunksBase64": [base64.b64encode(c).decode() for c in network_chunks(p, split)],
              "allowPartial": partial, "split": split if split == "byte" else None}
             for key, p, partial in items]
-    env = dict(os.environ, NODE_ENV="development" if dev else "production")
+    env = dict(os.environ, NODE_ENV="development" if dev else "production", RSC_ORACLE_BUNDLER=BUNDLER)
     with tempfile.TemporaryDirectory() as tmp:
         while jobs:
             jobs_file, progress_file = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "progress.ndjson")
@@ -370,7 +384,7 @@ def run_oracle(items, dev, split=None):
 def ours(payload, dev, partial):
     try:
         return json.loads(rscflight.canonical_dump(payload, dev=dev, allow_partial=partial,
-                                                   lenient_ids=True)), None
+                                                   lenient_ids=True, bundler=BUNDLER)), None
     except rscflight.DecodeError as e:
         return None, str(e)
 
@@ -570,7 +584,7 @@ def read_known(path):
 
 
 def main(argv=None):
-    global REACT_TIMEOUT
+    global REACT_TIMEOUT, BUNDLER
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*")
     ap.add_argument("--corpus", help="a fuzz corpus tarball (fuzz/replay.tar.xz)")
@@ -582,6 +596,8 @@ def main(argv=None):
                          "(default %.0f)" % REACT_TIMEOUT)
     ap.add_argument("--show", type=int, default=10, help="differences to print (default 10)")
     ap.add_argument("--dev", action="store_true", help="decode the FILE arguments as development payloads")
+    ap.add_argument("--bundler", default="webpack", choices=("webpack", "turbopack", "parcel", "rspack"),
+                    help="whose client judges (its own react-server-dom package) and rscflight's bundler=")
     ap.add_argument("--permute", type=int, default=0, metavar="K",
                     help="also each 19.3.1 fixture with its rows in K random orders")
     ap.add_argument("--seed", type=int, default=1, help="for --permute and --generate (default 1)")
@@ -593,6 +609,9 @@ def main(argv=None):
                     help="also N generated payloads with one small mutation each (mutated)")
     args = ap.parse_args(argv)
     REACT_TIMEOUT = args.react_timeout
+    BUNDLER = args.bundler
+    if args.generate and BUNDLER != "webpack":
+        ap.error("--generate writes webpack's I rows: not with --bundler")
 
     inputs = []
     if args.corpus:

@@ -1,14 +1,15 @@
 /* rscflight - command-line tool: a thin client of include/rscflight.h.
  *
  *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
- *                   [--temp-refs] [--borrow-input] [--compact] [--html] [--strict]
+ *                   [--temp-refs] [--borrow-input] [--bundler B] [--compact] [--html]
+ *                   [--strict]
  *                   [FILE|-]
  *   rscflight bench [--json] [--min-time S] [--chunk-size N[,N...]] [--parse-only]
  *                   [--borrow-input] [--reuse] [--files-in-turns] [--threads N[,N...]]
  *                   [--html] [FILE...|-]
  *   rscflight tree  [--color[=WHEN]] [--no-color] [--full] [--depth N] [--no-finish]
  *                   [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
- *                   [--temp-refs] [--html] [--strict] [FILE|-]
+ *                   [--temp-refs] [--bundler B] [--html] [--strict] [FILE|-]
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
@@ -78,6 +79,7 @@ static void dump_help(FILE *f) {
           "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
           "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
           "  --temp-refs        decode $T as temporary references instead of rejecting\n"
+          CLI_BUNDLER_HELP
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
@@ -392,6 +394,18 @@ static int write_stdout(void *ctx, const char *buf, size_t len) {
   return fwrite(buf, 1, len, stdout) == len ? 0 : -1;
 }
 
+int cli_parse_bundler(const char *name, rsc_bundler *out) {
+  static const char *const names[] = {"webpack", "turbopack", "parcel", "rspack"};
+  static const rsc_bundler values[] = {RSC_BUNDLER_WEBPACK, RSC_BUNDLER_TURBOPACK,
+                                       RSC_BUNDLER_PARCEL, RSC_BUNDLER_RSPACK};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(name, names[i]) == 0) {
+      *out = values[i];
+      return 1;
+    }
+  return 0;
+}
+
 static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
@@ -405,7 +419,9 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--lenient-ids") == 0) opt.flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) opt.flags |= RSC_OPT_TEMP_REFS;
     else if (strcmp(a, "--borrow-input") == 0) opt.flags |= RSC_OPT_BORROW_INPUT;
-    else if (strcmp(a, "--compact") == 0) pretty = 0;
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
+      if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
+    } else if (strcmp(a, "--compact") == 0) pretty = 0;
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--strict") == 0) strict = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {

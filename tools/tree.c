@@ -39,6 +39,7 @@ typedef struct tree_opts {
   size_t chunk;         /* feed size (0: whole input)                        */
   uint32_t flags;       /* RSC_OPT_*                                         */
   bool html;            /* the input is an HTML page (--html)                */
+  rsc_bundler bundler;  /* --bundler                                         */
 } tree_opts;
 
 /* Output state: the stream, colors, and the ancestors being printed (by
@@ -802,6 +803,7 @@ void cli_tree_help(FILE *f) {
         "                     referenced that never arrived, a stream left open);\n"
         "                     stderr says so either way (not with --no-finish)\n"
         "  --html             the input is an HTML page: show the payload it inlines\n"
+        CLI_BUNDLER_HELP
         "  -h, --help         this help\n",
         f);
 }
@@ -841,6 +843,8 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
     else if (strcmp(a, "--lenient-ids") == 0) o->flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) o->flags |= RSC_OPT_TEMP_REFS;
     else if (strcmp(a, "--html") == 0) o->html = true;
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc && cli_parse_bundler(argv[i + 1], &o->bundler))
+      i++;
     else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) && v < 100000) {
       o->max_depth = (unsigned)v;
       i++;
@@ -865,6 +869,7 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
   rsc_options opt;
   rsc_options_init(&opt);
   opt.flags = o->flags;
+  opt.bundler = o->bundler;
   rsc_decoder *d = rsc_decoder_new(&opt);
   if (!d) return NULL;
   size_t step = o->chunk && o->chunk < len ? o->chunk : len;
@@ -876,7 +881,7 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
 }
 
 int cli_tree_main(int argc, char **argv) {
-  tree_opts o = {0, 0, 1, 0, 0, 0, 0, false};
+  tree_opts o = {0, 0, 1, 0, 0, 0, 0, false, RSC_BUNDLER_WEBPACK};
   const char *file = NULL;
   int rc = tree_parse(argc, argv, &o, &file);
   if (rc) return rc < 0 ? 0 : rc;

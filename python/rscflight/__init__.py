@@ -52,8 +52,17 @@ _LIMIT_NAMES = ("max_row_bytes", "max_total_bytes", "max_depth", "max_nodes", "m
                 "max_path_hops")
 
 
-def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, lazy_root=False):
-    f = 0
+# bundler= names, in rsc_bundler order; _convert.c reads the index from
+# two bits of the flags (PY_BUNDLER_SHIFT).
+_BUNDLERS = ("webpack", "turbopack", "parcel", "rspack")
+_BUNDLER_SHIFT = 28
+
+
+def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, lazy_root=False,
+           bundler="webpack"):
+    if bundler not in _BUNDLERS:
+        raise ValueError("bundler must be one of %s, not %r" % (", ".join(_BUNDLERS), bundler))
+    f = _BUNDLERS.index(bundler) << _BUNDLER_SHIFT
     if dev:
         f |= lib.RSC_OPT_DEV
     if allow_partial:
@@ -89,7 +98,7 @@ def _root(status, value, incomplete=None):
 
 
 def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-          limits=None):
+          limits=None, bundler="webpack"):
     """Decode a whole Flight payload (bytes-like, or str as UTF-8) and return
     the root value.
 
@@ -98,7 +107,9 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     halt instead of rejecting; lenient_ids: React's lenient row-id folding;
     temp_refs: decode ``$T`` as TemporaryReference; limits: a dict with any of
     max_row_bytes, max_total_bytes, max_depth, max_nodes, max_chunks,
-    max_path_hops.
+    max_path_hops; bundler: whose server wrote the payload, "webpack" (the
+    default), "turbopack", "parcel" or "rspack" (the shape of its ``I`` rows;
+    Parcel's is recognised without it).
 
     Raises DecodeError when the payload is refused (bytes that are not a
     Flight stream, a limit); ServerError (the root's rejection reason) only
@@ -111,9 +122,10 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     which rows it lacked. A server's halt of the root (an aborted
     prerender) is IncompleteError "halted" too, with missing empty.
     """
-    if dev or allow_partial or lenient_ids or temp_refs or limits:
+    if dev or allow_partial or lenient_ids or temp_refs or limits or bundler != "webpack":
         status, value, incomplete = _n._decode(
-            data, _flags(dev, allow_partial, lenient_ids, temp_refs), _limits(limits))
+            data, _flags(dev, allow_partial, lenient_ids, temp_refs, bundler=bundler),
+            _limits(limits))
     else:  # the defaults, without building them (a third of a tiny payload's loads)
         status, value, incomplete = _n._decode(data, 0, None)
     if status == "fulfilled":
@@ -132,11 +144,12 @@ def release_memory():
 
 
 def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-                   limits=None, compact=False):
+                   limits=None, compact=False, bundler="webpack"):
     """The canonical dump (docs/spec/CANONICAL-DUMP.md) of a payload: byte for
     byte what ``rscflight dump`` prints (``--compact``: one line). Raises
     DecodeError."""
-    return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs), _limits(limits),
+    return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs, bundler=bundler),
+                    _limits(limits),
                     0 if compact else 2)
 
 
@@ -158,8 +171,9 @@ class Decoder:
     """
 
     def __init__(self, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-                 lazy_root=False, limits=None, on_event=None):
-        self._state = _n._dec_new(_flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root),
+                 lazy_root=False, limits=None, on_event=None, bundler="webpack"):
+        self._state = _n._dec_new(_flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root,
+                                         bundler),
                                 _limits(limits))
         self._events = []
         self._on_event = on_event

@@ -166,19 +166,23 @@ class Chunk(Thenable):
 
 class ClientReference:
     """A client component or value (an ``I`` row): module id (str or int, as
-    sent), the chunks to load, the export name, and whether it is async."""
+    sent), the chunks to load (Parcel's bundle list), the export name,
+    whether it is async (never for Parcel), and Parcel's import map (a dict,
+    or None when the row has none)."""
 
-    __slots__ = ("id", "chunks", "name", "is_async")
+    __slots__ = ("id", "chunks", "name", "is_async", "import_map")
 
-    def __init__(self, id, chunks, name, is_async=False):
+    def __init__(self, id, chunks, name, is_async=False, import_map=None):
         self.id = id
         self.chunks = chunks
         self.name = name
         self.is_async = is_async
+        self.import_map = import_map
 
     def __repr__(self):
-        return "ClientReference(%r, %r, %r%s)" % (self.id, self.chunks, self.name,
-                                                  ", is_async=True" if self.is_async else "")
+        return "ClientReference(%r, %r, %r%s%s)" % (
+            self.id, self.chunks, self.name, ", is_async=True" if self.is_async else "",
+            ", import_map=%r" % (self.import_map,) if self.import_map is not None else "")
 
 
 class ServerReference:

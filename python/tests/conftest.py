@@ -42,8 +42,9 @@ class Vector:
     """One payload with its options and expected dump (None when unknown)."""
 
     def __init__(self, name, rsc, expected, dev=False, partial=False, lenient=False,
-                 inspect_at=None, cuts=()):
+                 inspect_at=None, cuts=(), bundler="webpack"):
         self.name = name
+        self.bundler = bundler        # whose server wrote it (fixtures/bundlers)
         self.rsc = rsc
         self.expected = expected
         self.dev = dev
@@ -73,8 +74,11 @@ class Vector:
             return json.load(f)
 
     def opts(self, lenient=None):
-        return dict(dev=self.dev, allow_partial=self.partial,
-                    lenient_ids=self.lenient if lenient is None else lenient)
+        o = dict(dev=self.dev, allow_partial=self.partial,
+                 lenient_ids=self.lenient if lenient is None else lenient)
+        if self.bundler != "webpack":
+            o["bundler"] = self.bundler
+        return o
 
     def cli_args(self):
         a = []
@@ -84,6 +88,8 @@ class Vector:
             a.append("--allow-partial")
         if self.lenient:
             a.append("--lenient-ids")
+        if self.bundler != "webpack":
+            a += ["--bundler", self.bundler]
         return a
 
 
@@ -117,10 +123,11 @@ def load_vectors():
     return out
 
 
-def load_react_fixtures():
+def load_react_fixtures(folder="react"):
     """fixtures/react/index.json (payloads written by React's real server),
-    when it exists: [{file, expected, build, client_options: {allow_partial}}]."""
-    base = os.path.join(FIXTURES, "react")
+    when it exists: [{file, expected, build, client_options: {allow_partial}}];
+    fixtures/bundlers/index.json has the same entries plus "bundler"."""
+    base = os.path.join(FIXTURES, folder)
     index = os.path.join(base, "index.json")
     if not os.path.exists(index):
         return []
@@ -133,15 +140,17 @@ def load_react_fixtures():
         if not os.path.exists(rsc):
             continue
         exp = os.path.join(base, exp) if exp and os.path.exists(os.path.join(base, exp)) else None
-        name = "react/" + (e.get("expected") or e["file"]).rsplit(".", 1)[0]
+        name = folder + "/" + (e.get("expected") or e["file"]).rsplit(".", 1)[0]
         out.append(Vector(name, rsc, exp, dev=e.get("build") == "dev",
-                          partial=bool((e.get("client_options") or {}).get("allow_partial"))))
+                          partial=bool((e.get("client_options") or {}).get("allow_partial")),
+                          bundler=e.get("bundler", "webpack")))
     return out
 
 
 ALL_VECTORS = load_vectors()
 REACT_FIXTURES = load_react_fixtures()
-ALL = ALL_VECTORS + REACT_FIXTURES
+BUNDLER_FIXTURES = load_react_fixtures("bundlers")
+ALL = ALL_VECTORS + REACT_FIXTURES + BUNDLER_FIXTURES
 # payloads that decode (no DecodeError) with their own options
 SMALL_LIMIT = 64 * 1024
 

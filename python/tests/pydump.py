@@ -84,7 +84,9 @@ class _Walker:
             out = {"$": "client_ref", "id": self.value(v.id, path + "/id", True),
                    "chunks": self.value(v.chunks, path + "/chunks", True),
                    "name": self.value(v.name, path + "/name", True)}
-            if v.is_async:
+            if v.import_map is not None:
+                out["importMap"] = self.value(v.import_map, path + "/importMap", True)
+            elif v.is_async:
                 out["async"] = True
             return out
         if t is R.ServerReference:

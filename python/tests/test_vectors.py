@@ -180,3 +180,33 @@ def test_root_read_mid_stream(v):
 def test_there_are_fixtures():
     assert len(ALL_VECTORS) > 250
     assert sum(1 for v in ALL if v.expected) > 250
+
+
+def test_bundler_fixtures_are_there_and_parcel_refs_carry_their_import_map():
+    from conftest import BUNDLER_FIXTURES
+    per = {}
+    for v in BUNDLER_FIXTURES:
+        per[v.bundler] = per.get(v.bundler, 0) + 1
+    assert all(per.get(b, 0) >= 24 for b in ("turbopack", "parcel", "rspack")), per
+    v = next(v for v in BUNDLER_FIXTURES if v.name.endswith("parcel/19.3.0/prod/export-names"))
+    root = R.loads(v.data(), bundler="parcel")
+    refs = root.props["children"][6].props["refs"]
+    ns = refs[1]
+    assert isinstance(ns, R.ClientReference) and ns.name == "*" and not ns.is_async
+    assert ns.chunks == ["static/7.chunk.js", "12.chunk.js"]
+    assert ns.import_map == {"VnNLB": "/static/7.chunk.js", "GRTTa": "/12.chunk.js"}
+    assert refs[0].import_map is None
+    # Parcel's shape is recognised without the option
+    assert R.loads(v.data()).props["children"][6].props["refs"][1].import_map == ns.import_map
+    with pytest.raises(ValueError):
+        R.loads(v.data(), bundler="vite")
+
+
+def test_rspack_unescaped_dollar_export_names_are_undefined_as_its_client_reads_them():
+    from conftest import BUNDLER_FIXTURES
+    v = next(v for v in BUNDLER_FIXTURES if v.name.endswith("rspack/19.3.0/prod/export-names"))
+    kids = R.loads(v.data(), bundler="rspack").props["children"]
+    # "$" (export "$") and "$store" (export "$store"): no string name, so undefined
+    assert kids[2].type.value is R.undefined and kids[4].type.value is R.undefined
+    assert kids[3].type.value.name == "$"  # "$$" is read as "$" (export "$$")
+    assert isinstance(R.loads(v.data()).props["children"][2].type.value, R.ClientReference)
