@@ -52,7 +52,8 @@ _LIMIT_NAMES = ("max_row_bytes", "max_total_bytes", "max_depth", "max_nodes", "m
                 "max_path_hops")
 
 
-def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, lazy_root=False):
+def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, lazy_root=False,
+           drop_bom=False, lenient=False):
     f = 0
     if dev:
         f |= lib.RSC_OPT_DEV
@@ -64,6 +65,10 @@ def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, l
         f |= lib.RSC_OPT_TEMP_REFS
     if lazy_root:
         f |= lib.RSC_OPT_LAZY_ROOT
+    if drop_bom:
+        f |= lib.RSC_OPT_DROP_BOM
+    if lenient:
+        f |= lib.RSC_OPT_LENIENT_VALUES
     return f
 
 
@@ -89,7 +94,7 @@ def _root(status, value, incomplete=None):
 
 
 def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-          limits=None):
+          limits=None, drop_bom=False, lenient=False):
     """Decode a whole Flight payload (bytes-like, or str as UTF-8) and return
     the root value.
 
@@ -98,7 +103,13 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     halt instead of rejecting; lenient_ids: React's lenient row-id folding;
     temp_refs: decode ``$T`` as TemporaryReference; limits: a dict with any of
     max_row_bytes, max_total_bytes, max_depth, max_nodes, max_chunks,
-    max_path_hops.
+    max_path_hops; drop_bom: drop a U+FEFF that begins a row, as React
+    19.3.1 does (by default it is kept, as React's fixed client keeps it);
+    lenient: decode values no server writes as React does (a row that is a
+    reference to itself or rows in a circle become None, a typed array of a
+    partial element is truncated, an ``I`` row of another JSON kind is a
+    ClientReference of undefined parts) instead of raising DecodeError
+    (code RSC_ERR_BAD_VALUE).
 
     Raises DecodeError when the payload is refused (bytes that are not a
     Flight stream, a limit); ServerError (the root's rejection reason) only
@@ -111,9 +122,10 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     which rows it lacked. A server's halt of the root (an aborted
     prerender) is IncompleteError "halted" too, with missing empty.
     """
-    if dev or allow_partial or lenient_ids or temp_refs or limits:
+    if dev or allow_partial or lenient_ids or temp_refs or limits or drop_bom or lenient:
         status, value, incomplete = _n._decode(
-            data, _flags(dev, allow_partial, lenient_ids, temp_refs), _limits(limits))
+            data, _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom, lenient),
+            _limits(limits))
     else:  # the defaults, without building them (a third of a tiny payload's loads)
         status, value, incomplete = _n._decode(data, 0, None)
     if status == "fulfilled":
@@ -132,12 +144,12 @@ def release_memory():
 
 
 def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-                   limits=None, compact=False):
+                   limits=None, compact=False, drop_bom=False, lenient=False):
     """The canonical dump (docs/spec/CANONICAL-DUMP.md) of a payload: byte for
-    byte what ``rscflight dump`` prints (``--compact``: one line). Raises
-    DecodeError."""
-    return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs), _limits(limits),
-                    0 if compact else 2)
+    byte what ``rscflight dump`` prints (``--compact``: one line; ``drop_bom`` and
+    ``lenient``: ``--drop-bom`` and ``--lenient``). Raises DecodeError."""
+    return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom,
+                                 lenient), _limits(limits), 0 if compact else 2)
 
 
 class Decoder:
@@ -158,9 +170,9 @@ class Decoder:
     """
 
     def __init__(self, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-                 lazy_root=False, limits=None, on_event=None):
-        self._state = _n._dec_new(_flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root),
-                                _limits(limits))
+                 lazy_root=False, limits=None, on_event=None, drop_bom=False, lenient=False):
+        self._state = _n._dec_new(_flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root,
+                                         drop_bom, lenient), _limits(limits))
         self._events = []
         self._on_event = on_event
         self.hints = []

@@ -42,13 +42,14 @@ class Vector:
     """One payload with its options and expected dump (None when unknown)."""
 
     def __init__(self, name, rsc, expected, dev=False, partial=False, lenient=False,
-                 inspect_at=None, cuts=()):
+                 inspect_at=None, cuts=(), values=False):
         self.name = name
         self.rsc = rsc
         self.expected = expected
         self.dev = dev
         self.partial = partial
         self.lenient = lenient
+        self.values = values          # a value no server writes: lenient=True
         self.inspect_at = inspect_at  # bytes fed before the root is first read
         self.cuts = list(cuts)        # the vector's own input pieces (cut offsets)
 
@@ -72,9 +73,10 @@ class Vector:
         with open(p, encoding="utf-8") as f:
             return json.load(f)
 
-    def opts(self, lenient=None):
+    def opts(self, lenient=None, values=None):
         return dict(dev=self.dev, allow_partial=self.partial,
-                    lenient_ids=self.lenient if lenient is None else lenient)
+                    lenient_ids=self.lenient if lenient is None else lenient,
+                    lenient=self.values if values is None else values)
 
     def cli_args(self):
         a = []
@@ -84,6 +86,8 @@ class Vector:
             a.append("--allow-partial")
         if self.lenient:
             a.append("--lenient-ids")
+        if self.values:
+            a.append("--lenient")
         return a
 
 
@@ -113,7 +117,7 @@ def load_vectors():
                 "vectors/" + name, os.path.join(base, rsc),
                 None if expected == "-" else os.path.join(base, expected),
                 dev="dev" in flags, partial="partial" in flags, lenient="lenient" in flags,
-                inspect_at=inspect_at, cuts=cuts))
+                inspect_at=inspect_at, cuts=cuts, values="values" in flags))
     return out
 
 
