@@ -140,7 +140,8 @@ typedef struct rsc_event {
   char tag;                /* HINT: the hint code (0 for one of more than a
                               byte, as a kept U+FEFF); DEBUG_ROW: the row tag */
   const rsc_node *value;   /* HINT: the revived hint payload (lives as long as the decoder), else NULL */
-  const char *text;        /* DEBUG_ROW: the raw row text (not NUL-ended)    */
+  const char *text;        /* DEBUG_ROW: the raw row text; HINT: the code's
+                              UTF-8 bytes (not NUL-ended)                    */
   size_t text_len;
 } rsc_event;
 

@@ -539,6 +539,8 @@ static rsc_status hint_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p,
     ev.kind = RSC_EVENT_HINT;
     ev.chunk_id = -1;
     ev.tag = code;
+    ev.text = (const char *)p; /* the code's bytes */
+    ev.text_len = code_len;
     ev.value = holder; /* arena memory: valid as long as the decoder */
     if (d->opt.on_event(d->opt.event_ctx, &ev) != 0)
       return rsc__fail(d, RSC_ERR_USER, row->offset, row->id, "stopped by the consumer hook");

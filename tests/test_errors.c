@@ -220,9 +220,13 @@ Test(errors, bad_json_in_I_E_H_rows) {
  * it is React's hint code (unknown: told as 0) and the rest parses.
  * RSC_OPT_DROP_BOM drops it first, as React 19.3.1 does. */
 static int last_hint_code = -1;
+static char last_hint_text[8];
 static int note_hint(void *ctx, const rsc_event *ev) {
   (void)ctx;
-  if (ev->kind == RSC_EVENT_HINT) last_hint_code = (unsigned char)ev->tag;
+  if (ev->kind != RSC_EVENT_HINT) return 0;
+  last_hint_code = (unsigned char)ev->tag;
+  memset(last_hint_text, 0, sizeof last_hint_text);
+  if (ev->text_len < sizeof last_hint_text) memcpy(last_hint_text, ev->text, ev->text_len);
   return 0;
 }
 Test(errors, byte_order_marks_in_I_E_H_rows) {
@@ -246,6 +250,7 @@ Test(errors, byte_order_marks_in_I_E_H_rows) {
     if (drop) {
       cr_expect_eq(e.code, RSC_OK);
       cr_expect_eq(last_hint_code, 'D');
+      cr_expect_str_eq(last_hint_text, "D");
     } else {
       cr_expect_eq(e.code, RSC_ERR_BAD_ROW);
     }
@@ -258,6 +263,7 @@ Test(errors, byte_order_marks_in_I_E_H_rows) {
   rsc_decoder *d = rsc_decode(S(":H\xef\xbb\xbf[\"x\"]\n0:1\n"), &opt, NULL);
   cr_expect_eq(rsc_decoder_error(d)->code, RSC_OK);
   cr_expect_eq(last_hint_code, 0, "a code of more than a byte is told as 0");
+  cr_expect_str_eq(last_hint_text, "\xef\xbb\xbf", "the code's bytes");
   rsc_decoder_free(d);
 }
 

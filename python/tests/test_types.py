@@ -549,6 +549,17 @@ def test_callback_and_hints():
     d.feed(b':H\xb88\n0:1\n')
     assert d.finish() == 1
     assert d.hints[0].code == "\ufffd" and d.hints[0].value == 8
+    # A kept U+FEFF begins the row: it is the code (React's row[0]), and
+    # the rest parses; drop_bom drops it first, as React 19.3.1 does.
+    for data in (b':H\xef\xbb\xbf["x"]\n0:1\n', b':H\xc3\xa9["x"]\n0:1\n'):
+        d = R.Decoder()
+        d.feed(data)
+        assert d.finish() == 1
+        assert d.hints[0].code == data[2:-10].decode() and d.hints[0].value == ["x"]
+    d = R.Decoder(drop_bom=True)
+    d.feed(b':H\xef\xbb\xbfL["x"]\n0:1\n')
+    assert d.finish() == 1
+    assert d.hints[0].code == "L" and d.hints[0].value == ["x"]
 
 
 def test_debug_rows_and_dev():
