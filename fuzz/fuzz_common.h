@@ -64,7 +64,8 @@ static void fa_free(void *ctx, void *p) {
  *   b1  feed mode: low 2 bits: 0 whole, 1 one byte at a time, 2 pieces of
  *       (b1 >> 2) + 1 bytes, 3 random piece sizes seeded by b1
  *   b2  small-limit selector / allocation failure point
- *   b3  reserved (kept so seeds stay aligned)
+ *   b3  more flags: bit0 DROP_BOM, bit1 LENIENT_VALUES (the other bits
+ *       reserved)
  * The payload follows. */
 #define FUZZ_HDR 4
 
@@ -89,6 +90,8 @@ static inline void fuzz_parse_opts(const uint8_t *data, fuzz_opts *fo, fuzz_allo
   if (b0 & 8) fo->opt.flags |= RSC_OPT_LAZY_ROOT;
   if (b0 & 16) fo->opt.flags |= RSC_OPT_TEMP_REFS;
   if (b0 & 128) fo->opt.flags |= RSC_OPT_TRACK_SHARED;
+  if (data[3] & 1) fo->opt.flags |= RSC_OPT_DROP_BOM;
+  if (data[3] & 2) fo->opt.flags |= RSC_OPT_LENIENT_VALUES;
   if (b0 & 32) {
     /* Small limits, so every limit path is reachable from short inputs. */
     uint8_t s = data[2];

@@ -72,7 +72,18 @@ typedef enum rsc_status {
   RSC_ERR_LIMIT = 7,        /* a limit of rsc_limits was exceeded             */
   RSC_ERR_USER = 8,         /* a consumer hook returned non-zero              */
   RSC_ERR_STATE = 9,        /* feed after finish, or a NULL decoder          */
-  RSC_ERR_HTML = 10         /* rsc_html_extract: no payload, or a bad push    */
+  RSC_ERR_HTML = 10,        /* rsc_html_extract: no payload, or a bad push    */
+  RSC_ERR_BAD_VALUE = 11    /* a value no React server writes, which React's
+                               client would turn quietly into null, undefined
+                               or a truncated value: a row whose whole value
+                               is a reference to itself, rows whose whole
+                               values reference each other in a circle, a
+                               typed array row whose length is not a multiple
+                               of its element size, an I row that is neither
+                               an array nor an object. The offset is the
+                               first byte of the row (for a circle, of the
+                               row that closes it). RSC_OPT_LENIENT_VALUES
+                               decodes React's values instead.              */
 } rsc_status;
 
 /* A decode error. offset counts bytes across every feed (the whole stream);
@@ -126,9 +137,11 @@ typedef struct rsc_event {
   rsc_event_kind kind;
   int64_t chunk_id;        /* the chunk (CHUNK_SETTLED, D/J rows), else -1   */
   const rsc_chunk *chunk;  /* CHUNK_SETTLED: the chunk                       */
-  char tag;                /* HINT: the hint code; DEBUG_ROW: the row tag    */
+  char tag;                /* HINT: the hint code (0 for one of more than a
+                              byte, as a kept U+FEFF); DEBUG_ROW: the row tag */
   const rsc_node *value;   /* HINT: the revived hint payload (lives as long as the decoder), else NULL */
-  const char *text;        /* DEBUG_ROW: the raw row text (not NUL-ended)    */
+  const char *text;        /* DEBUG_ROW: the raw row text; HINT: the code's
+                              UTF-8 bytes (not NUL-ended)                    */
   size_t text_len;
 } rsc_event;
 
@@ -170,7 +183,20 @@ enum {
    * (rsc_node_string's length says where it ends). Rows split across feeds
    * are in the decoder's memory as without the flag (gathered there piece
    * by piece as they arrive, one copy). */
-  RSC_OPT_BORROW_INPUT = 1u << 7
+  RSC_OPT_BORROW_INPUT = 1u << 7,
+  /* Drop a U+FEFF (the bytes EF BB BF) that begins a row, as React 19.3.1's
+   * client does (its TextDecoder takes it for an encoding signature). By
+   * default it is kept, as React's fixed client and the one Next.js ships
+   * do: a text row keeps it as its first character, and a JSON row that
+   * begins with it fails to parse (a SyntaxError, as JSON.parse throws). */
+  RSC_OPT_DROP_BOM = 1u << 8,
+  /* Decode values no React server writes as React's client does instead of
+   * failing with RSC_ERR_BAD_VALUE: a whole-value self reference or circle
+   * becomes null, a typed array drops its last partial element, an I row
+   * of another JSON kind becomes a client reference whose id, chunks and
+   * name are undefined. For hosts that must match React's values exactly.
+   * RISK: damaged or forged payloads then decode without a word. */
+  RSC_OPT_LENIENT_VALUES = 1u << 9
 };
 
 /* Which bundler integration of React's Flight server wrote the payload

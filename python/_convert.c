@@ -1849,7 +1849,7 @@ static int hook(void *ctx, const rsc_event *e) {
       return 1;
     }
   }
-  if (e->kind == RSC_EVENT_DEBUG_ROW) {
+  if (e->kind == RSC_EVENT_DEBUG_ROW || (e->kind == RSC_EVENT_HINT && e->text_len)) {
     r->text = (char *)malloc(e->text_len ? e->text_len : 1);
     if (!r->text) {
       p->oom = 1;
@@ -2037,9 +2037,12 @@ again:
     } else if (r.kind == RSC_EVENT_HINT) {
       PyObject *h = new_slotted(&T.hint);
       if (!h) goto fail;
-      /* The code is the row's first byte; a byte that is no character on
-       * its own reads as U+FFFD, as React's TextDecoder makes it. */
-      if (set_slot(h, &T.hint, HI_CODE, PyUnicode_DecodeUTF8(&r.tag, 1, "replace")) < 0 ||
+      /* The code is the row's first character (a kept U+FEFF is one); a
+       * byte that is no character on its own reads as U+FFFD, as React's
+       * TextDecoder makes it. */
+      if (set_slot(h, &T.hint, HI_CODE,
+                   r.text_len ? PyUnicode_DecodeUTF8(r.text, (Py_ssize_t)r.text_len, "replace")
+                              : PyUnicode_DecodeUTF8(&r.tag, 1, "replace")) < 0 ||
           set_slot(h, &T.hint, HI_VALUE, convert(&c, r.value)) < 0) {
         Py_DECREF(h);
         goto fail;

@@ -417,6 +417,28 @@ rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int dep
   return blocked_cycle(resolved, ref, depth, &budget);
 }
 
+/* Whether filling ref with the value of scope `from` would make a row's
+ * whole value the placeholder (null) of another whole value still waiting:
+ * a row that is a reference to itself ("$0" as row 0) or rows whose whole
+ * values reference each other in a circle, which no server writes and
+ * React's client turns into null. Such a decode fails with
+ * RSC_ERR_BAD_VALUE at the row that closes the circle (c's; NULL: the row
+ * being decoded) unless RSC_OPT_LENIENT_VALUES. (A reference from inside
+ * a value, as a Map's entries naming the Map, takes the placeholder as
+ * React does: servers write those.) */
+static bool placeholder_fill(rsc_decoder *d, const rsc_ref *ref, const rsc_scope *from,
+                             const rsc_chunk *c) {
+  if (ref->key_index != -2 || !from->root_waits || (d->opt.flags & RSC_OPT_LENIENT_VALUES))
+    return false;
+  bool self = c && ref->handler->chunk == c && from == ref->handler;
+  uint64_t offset = c && c->has_row ? c->row_offset : d->row_offset;
+  int64_t row = c && c->has_row ? c->row_id : d->row_id;
+  rsc__fail(d, RSC_ERR_BAD_VALUE, offset, row,
+            self ? "a row whose whole value is a reference to itself"
+                 : "rows whose whole values reference each other in a circle");
+  return true;
+}
+
 /* React's wakeChunkIfInitialized, with listeners detached from c first. */
 static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list) {
   switch (c->state) {
@@ -432,6 +454,7 @@ static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list
       if (l->kind == LK_REF) {
         rsc_scope *cyc = rsc__resolve_blocked_cycle(c, l->ref, 0);
         if (cyc) {
+          if (placeholder_fill(d, l->ref, cyc, c)) return;
           if (prev) prev->next = next;
           else list = next;
           rsc__fulfill_reference(d, l->ref, cyc->value, c);
@@ -516,6 +539,7 @@ rsc_node rsc__wait_for_reference(rsc_decoder *d, rsc_chunk *c, rsc_ref *proto) {
   if (!h || !w) return rsc__mk(RSC_NULL);
   w->ref = *proto;
   w->ref.handler = h;
+  if (proto->key_index == -2) h->root_waits = true;
   append_listener(c, &w->l, LK_REF, &w->ref, NULL, NULL, rsc__mk(RSC_NONE));
   return rsc__mk(RSC_NULL);
 }
@@ -596,6 +620,8 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     rsc_chunk *rc = value.u.chunk;
     if (rsc__lazy_cycle(&hops, rc)) break; /* the lazy stays the value */
     if (rc == h->chunk) {
+      /* "$1" as row 0 and "$L0" as row 1: the row's own placeholder */
+      if (placeholder_fill(d, ref, h, NULL)) return;
       value = h->value;
       continue;
     }
@@ -613,6 +639,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     return;
   }
   *ref->slot = mapped;
+  if (ref->key_index == -2) h->root_waits = false;
   if (ref->key_index == -2 && h->value.kind == RSC_NULL) h->value = mapped;
   if (ref->tuple && rsc__is_marker(&ref->tuple[0]) && h->value.kind == RSC_ELEMENT) {
     rsc_element *el = h->value.u.el;
@@ -724,6 +751,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
     /* A decoder error ends the decode: the listeners after it would only
      * repeat the work that failed (each copying up to the limit). */
     for (rsc_listener *l = self; l && !d->err.code; l = l->next) {
+      if (l->kind == LK_REF && h && placeholder_fill(d, l->ref, h, c)) break;
       if (l->kind == LK_REF) rsc__fulfill_reference(d, l->ref, json, c);
       else run_listener(d, l, json, c, false);
     }

@@ -241,7 +241,12 @@ size_t rsc_decoder_peak_memory(const rsc_decoder *d) {
 
 /* ---- row dispatch --------------------------------------------------------- */
 
-/* TextDecoder drops a byte-order mark at the start of each row (19.3.1). */
+/* RSC_OPT_DROP_BOM: React 19.3.1's TextDecoder drops a byte-order mark at
+ * the start of each row. Without the flag the row keeps it, as a decoder
+ * with ignoreBOM does (React's fix, the client Next.js ships); a JSON row
+ * that begins with it then fails to parse as JSON.parse fails: simdjson
+ * refuses the BOM too (and a row that does not begin with '[' or '{' never
+ * joins a batch), so the fallback parser words the SyntaxError. */
 static void strip_bom(const uint8_t **p, size_t *n) {
   if (*n >= 3 && (*p)[0] == 0xEF && (*p)[1] == 0xBB && (*p)[2] == 0xBF) {
     *p += 3;
@@ -461,6 +466,11 @@ static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *
   if (!parse_json(d, row, p, n, false, &meta, &syntax)) return d->err.code;
   if (syntax)
     return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "I row is not valid JSON");
+  /* Servers write an array (React 18: an object); React's client makes
+   * no client reference of anything else. */
+  if (meta.kind != RSC_ARRAY && meta.kind != RSC_OBJECT && !(d->opt.flags & RSC_OPT_LENIENT_VALUES))
+    return rsc__fail(d, RSC_ERR_BAD_VALUE, row->offset, row->id,
+                     "I row is neither an array nor an object");
   rsc_node thrown;
   rsc_node *holder = rsc__alloc_nodes(d, 1); /* later fills land here */
   if (!holder) return d->err.code;
@@ -520,10 +530,17 @@ static rsc_status module_row(rsc_decoder *d, const rsc_row *row, const uint8_t *
 static rsc_status hint_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p, size_t n) {
   if (n == 0)
     return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "H row without a hint code");
-  char code = (char)p[0];
+  /* React's code is the row's first UTF-16 unit and JSON.parse reads the
+   * rest: a code that is not one byte (a U+FEFF kept at the row's start)
+   * is no hint React knows, and is told as 0. */
+  size_t code_len = p[0] < 0xC0 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
+  if (code_len > n || code_len == 4) code_len = 1; /* a pair: React's code is half */
+  for (size_t i = 1; i < code_len; i++)
+    if ((p[i] & 0xC0) != 0x80) code_len = 1; /* not a character: as before */
+  char code = code_len == 1 ? (char)p[0] : 0;
   rsc_node v;
   const char *syntax;
-  if (!parse_json(d, row, p + 1, n - 1, false, &v, &syntax)) return d->err.code;
+  if (!parse_json(d, row, p + code_len, n - code_len, false, &v, &syntax)) return d->err.code;
   if (syntax)
     return rsc__fail(d, RSC_ERR_BAD_ROW, row->data_offset, row->id, "H row is not valid JSON");
   rsc_node thrown;
@@ -542,6 +559,8 @@ static rsc_status hint_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p,
     ev.kind = RSC_EVENT_HINT;
     ev.chunk_id = -1;
     ev.tag = code;
+    ev.text = (const char *)p; /* the code's bytes */
+    ev.text_len = code_len;
     ev.value = holder; /* arena memory: valid as long as the decoder */
     if (d->opt.on_event(d->opt.event_ctx, &ev) != 0)
       return rsc__fail(d, RSC_ERR_USER, row->offset, row->id, "stopped by the consumer hook");
@@ -638,13 +657,16 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
       if (v.kind == RSC_NONE) return d->err.code;
       return rsc__resolve_value(d, row->id, v);
     }
-    /* A view holds floor(len / element size) elements
-     * (docs/spec/FLIGHT-PROTOCOL.md 2.4). */
+    /* No server writes a typed array of a partial element; React's view
+     * holds floor(len / element size) elements (docs/spec/FLIGHT-PROTOCOL.md 2.4). */
+    if (n % elem && !(d->opt.flags & RSC_OPT_LENIENT_VALUES))
+      return rsc__fail(d, RSC_ERR_BAD_VALUE, row->offset, row->id,
+                       "typed array row length is not a multiple of its element size");
     rsc_node v = binary_node(d, bkind, p, n - n % elem, holding(d, row));
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }
-  strip_bom(&p, &n);
+  if (d->opt.flags & RSC_OPT_DROP_BOM) strip_bom(&p, &n);
   switch (tag) {
   case 'T': {
     /* (row->ascii is 0 but for gathered rows; a BOM is not ASCII: where

@@ -72,6 +72,7 @@ const char *rsc_status_name(rsc_status code) {
   case RSC_ERR_USER: return "stopped by the consumer";
   case RSC_ERR_STATE: return "bad state";
   case RSC_ERR_HTML: return "no Flight payload in the page";
+  case RSC_ERR_BAD_VALUE: return "value no server writes";
   default: return "unknown error";
   }
 }

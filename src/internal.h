@@ -198,6 +198,8 @@ typedef struct rsc_scope {
   rsc_node reason;
   int64_t deps;
   bool errored;
+  bool root_waits; /* a reference that is the row's whole value waits: value
+                      is a placeholder (null), not the row's value yet      */
 } rsc_scope;
 
 /* 80 bytes (112 before; docs/performance.md, 21st round): a chunk per row

@@ -639,9 +639,13 @@ Test(alloc, row_copies_live_beside_the_strings) {
 /* A text or binary row split across feeds is gathered straight into the
  * string arena, where its value stays: one copy, no framer buffer the
  * size of the row. The dump is the one of the payload fed whole, for
- * valid text, invalid text (repaired), a BOM, and a typed array whose
- * length is no multiple of its element size. */
-Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
+ * valid text, invalid text (repaired), a BOM (kept, and dropped with
+ * RSC_OPT_DROP_BOM), and a typed array whose length is no multiple of its
+ * element size (RSC_OPT_LENIENT_VALUES truncates it, as React does). */
+static void gathered_rows(bool drop_bom) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_LENIENT_VALUES | (drop_bom ? RSC_OPT_DROP_BOM : 0);
   size_t n = 100000;
   char *text = malloc(n);
   for (size_t k = 0; k < n; k++) text[k] = (char)('a' + k % 26);
@@ -656,7 +660,7 @@ Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
   memcpy(payload + len, "0123456789abcdefghi", 0x13);
   len += 0x13;
   len += snprintf(payload + len, cap - (size_t)len, "0:[\"$1\",\"$2\",\"$3\",\"$4\"]\n");
-  rsc_decoder *whole = rsc_decoder_new(NULL);
+  rsc_decoder *whole = rsc_decoder_new(&opt);
   cr_assert_eq(rsc_decoder_feed(whole, payload, (size_t)len), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(whole), RSC_OK);
   char *want = rsc_dump(whole, 0, NULL);
@@ -664,7 +668,7 @@ Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
   size_t pieces[] = {1, 7, 4096, 65536};
   for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
     rsc_release_memory(); /* a new decoder, not the one just freed */
-    rsc_decoder *d = rsc_decoder_new(NULL);
+    rsc_decoder *d = rsc_decoder_new(&opt);
     size_t piece = pieces[i];
     for (size_t k = 0; k < (size_t)len; k += piece)
       cr_assert_eq(rsc_decoder_feed(d, payload + k, (size_t)len - k < piece ? (size_t)len - k : piece), RSC_OK);
@@ -677,7 +681,9 @@ Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
     const char *s = rsc_node_string(rsc_node_at(root, 0), &sl);
     const char *bom = rsc_node_string(rsc_node_at(root, 2), &bl);
     cr_assert(s && sl == n && memcmp(s, text, n) == 0 && s[n] == 0);
-    cr_assert(bom && bl == n - 6 && memcmp(bom, text, n - 6) == 0 && bom[bl] == 0);
+    size_t mark = drop_bom ? 0 : 3;
+    cr_assert(bom && bl == n - 6 + mark && memcmp(bom, "\xef\xbb\xbf", mark) == 0 &&
+              memcmp(bom + mark, text, n - 6) == 0 && bom[bl] == 0);
     cr_expect(in_arena(&d->strings, s) && in_arena(&d->strings, bom));
     cr_expect_lt(rsc__frame_buffer_cap(d->frame), 4096,
                  "pieces of %zu: the framer gathered no long row itself", piece);
@@ -687,6 +693,11 @@ Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
   free(payload);
   free(bad);
   free(text);
+}
+
+Test(alloc, split_text_and_binary_rows_are_gathered_where_they_stay) {
+  gathered_rows(false);
+  gathered_rows(true);
 }
 
 /* ---- what a short batch takes ---------------------------------------------- */

@@ -31,6 +31,7 @@ Test(api, version_and_names) {
   cr_expect_str_eq(rsc_version(), RSC_VERSION_STRING);
   cr_expect_eq(RSC_VERSION, (RSC_VERSION_MAJOR << 16) | (RSC_VERSION_MINOR << 8) | RSC_VERSION_PATCH);
   cr_expect_str_eq(rsc_status_name(RSC_ERR_BAD_ID), "bad row id");
+  cr_expect_str_eq(rsc_status_name(RSC_ERR_BAD_VALUE), "value no server writes");
   cr_expect_str_eq(rsc_kind_name(RSC_ELEMENT), "element");
   cr_expect_str_eq(rsc_binary_kind_name(RSC_BIGUINT64), "BigUint64Array");
 }

@@ -244,6 +244,58 @@ Test(dump, borrow_input_changes_nothing) {
   }
 }
 
+/* --drop-bom and --lenient reach the decoder in every command that decodes
+ * (RSC_OPT_DROP_BOM, RSC_OPT_LENIENT_VALUES). */
+static run_result run_stdin(const char *payload_printf, const char *args) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "printf '%s' | '%s' %s 2>/dev/null", payload_printf, RSC_CLI, args);
+  return run_sh(cmd);
+}
+
+Test(dump, drop_bom_and_lenient_flags) {
+  static const char bom[] = "1:T3,\\357\\273\\2770:\"$1\"\\n";
+  run_result kept = run_stdin(bom, "dump --compact -");
+  run_result dropped = run_stdin(bom, "dump --compact --drop-bom -");
+  cr_expect(kept.status == 0 && strcmp(kept.out, "{\"ok\":\"\xef\xbb\xbf\"}\n") == 0, "%s", kept.out);
+  cr_expect(dropped.status == 0 && strcmp(dropped.out, "{\"ok\":\"\"}\n") == 0, "%s", dropped.out);
+  free(kept.out);
+  free(dropped.out);
+  static const char self[] = "0:\"$0\"\\n";
+  const char *cmds[] = {"dump --compact", "tree", "stats"};
+  for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "%s -", cmds[i]);
+    run_result strict = run_stdin(self, args);
+    snprintf(args, sizeof args, "%s --lenient -", cmds[i]);
+    run_result lenient = run_stdin(self, args);
+    if (i == 2) { /* stats reports the decode's error and goes on */
+      cr_expect(strict.status == 0 && strstr(strict.out, "decoded: error at offset 0: a row whose"),
+                "%s", strict.out);
+      cr_expect(strstr(lenient.out, "decoded: ok"), "%s", lenient.out);
+    } else {
+      cr_expect_eq(strict.status, 1, "%s: refused", cmds[i]);
+    }
+    cr_expect_eq(lenient.status, 0, "%s --lenient: React's null", cmds[i]);
+    snprintf(args, sizeof args, "%s --drop-bom -", cmds[i]);
+    run_result drop = run_stdin(bom, args);
+    cr_expect_eq(drop.status, 0, "%s --drop-bom", cmds[i]);
+    free(strict.out);
+    free(lenient.out);
+    free(drop.out);
+  }
+  run_result lenient = run_stdin(self, "dump --compact --lenient -");
+  cr_expect_str_eq(lenient.out, "{\"ok\":null}\n");
+  free(lenient.out);
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "f=$(mktemp) && printf '0:\"$0\"\\n' > $f && '%s' bench --min-time 0.01 --drop-bom --lenient $f "
+           ">/dev/null; s=$?; rm -f $f; echo $s",
+           RSC_CLI);
+  run_result bench = run_sh(cmd);
+  cr_expect_str_eq(bench.out, "0\n", "bench --lenient decodes it");
+  free(bench.out);
+}
+
 /* ---- stats -------------------------------------------------------------- */
 
 Test(stats, shop) { check_golden("stats-shop.txt", EXAMPLES_DIR, "stats shop.rsc"); }

@@ -215,6 +215,116 @@ Test(errors, bad_json_in_I_E_H_rows) {
   expect_error(S(":H\n"), 0, RSC_ERR_BAD_ROW, 2, 0, "H row without a hint code");
 }
 
+/* A U+FEFF kept at the start of an I or E row: JSON.parse throws out of
+ * React's row handler, as for any bad JSON there; at the start of an H row
+ * it is React's hint code (unknown: told as 0) and the rest parses.
+ * RSC_OPT_DROP_BOM drops it first, as React 19.3.1 does. */
+static int last_hint_code = -1;
+static char last_hint_text[8];
+static int note_hint(void *ctx, const rsc_event *ev) {
+  (void)ctx;
+  if (ev->kind != RSC_EVENT_HINT) return 0;
+  last_hint_code = (unsigned char)ev->tag;
+  memset(last_hint_text, 0, sizeof last_hint_text);
+  if (ev->text_len < sizeof last_hint_text) memcpy(last_hint_text, ev->text, ev->text_len);
+  return 0;
+}
+Test(errors, byte_order_marks_in_I_E_H_rows) {
+  expect_error(S("1:I\xef\xbb\xbf[\"a\",[],\"b\"]\n0:\"$1\"\n"), 0, RSC_ERR_BAD_ROW, 3, 1,
+               "I row is not valid JSON");
+  expect_error(S("1:E\xef\xbb\xbf{\"digest\":\"x\"}\n0:\"$1\"\n"), 0, RSC_ERR_BAD_ROW, 3, 1,
+               "E row is not valid JSON");
+  expect_dump(S("1:I\xef\xbb\xbf[\"a\",[],\"b\"]\n0:\"$1\"\n"), RSC_OPT_DROP_BOM,
+              "{\"ok\":{\"$\":\"client_ref\",\"id\":\"a\",\"chunks\":[],\"name\":\"b\"}}");
+  expect_dump(S(":H\xef\xbb\xbf[\"x\"]\n0:1\n"), 0, "{\"ok\":1}");
+  for (int drop = 0; drop <= 1; drop++) {
+    rsc_options opt;
+    rsc_options_init(&opt);
+    opt.flags = drop ? RSC_OPT_DROP_BOM : 0;
+    opt.on_event = note_hint;
+    static const char in[] = ":H\xef\xbb\xbf" "D[\"x\"]\n0:1\n";
+    last_hint_code = -1;
+    rsc_error e;
+    rsc_decoder *d = rsc_decode(in, sizeof in - 1, &opt, &e);
+    /* kept: the code is U+FEFF and "D[..." is no JSON; dropped: a D hint */
+    if (drop) {
+      cr_expect_eq(e.code, RSC_OK);
+      cr_expect_eq(last_hint_code, 'D');
+      cr_expect_str_eq(last_hint_text, "D");
+    } else {
+      cr_expect_eq(e.code, RSC_ERR_BAD_ROW);
+    }
+    rsc_decoder_free(d);
+  }
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.on_event = note_hint;
+  last_hint_code = -1;
+  rsc_decoder *d = rsc_decode(S(":H\xef\xbb\xbf[\"x\"]\n0:1\n"), &opt, NULL);
+  cr_expect_eq(rsc_decoder_error(d)->code, RSC_OK);
+  cr_expect_eq(last_hint_code, 0, "a code of more than a byte is told as 0");
+  cr_expect_str_eq(last_hint_text, "\xef\xbb\xbf", "the code's bytes");
+  rsc_decoder_free(d);
+}
+
+/* ---- values no server writes ------------------------------------------------------ */
+
+/* A typed array row whose length is no multiple of its element size:
+ * React's view drops the partial element; no server writes one. */
+Test(errors, typed_arrays_of_partial_elements) {
+  static const char msg[] = "typed array row length is not a multiple of its element size";
+  expect_error(S("1:g9,123456789\n0:\"$1\"\n"), 0, RSC_ERR_BAD_VALUE, 0, 1, msg);
+  expect_error(S("0:1\n2:S3,abc"), 0, RSC_ERR_BAD_VALUE, 4, 2, msg);
+  /*              ^ the row */
+  expect_error(S("0:[\"$1\",\"$2\"]\n2:L4,abcd1:L5,abcde"), 0, RSC_ERR_BAD_VALUE, 23, 1, msg);
+  expect_error(S("1:m1,x0:\"$1\"\n"), 0, RSC_ERR_BAD_VALUE, 0, 1, msg);
+  /* every tag: its element size */
+  static const struct { char tag; int size; } tags[] = {
+      {'A', 1}, {'O', 1}, {'o', 1}, {'U', 1}, {'S', 2}, {'s', 2}, {'L', 4},
+      {'l', 4}, {'G', 4}, {'g', 8}, {'M', 8}, {'m', 8}, {'V', 1}};
+  for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
+    char in[64];
+    int n = snprintf(in, sizeof in, "1:%c%x,%.*s0:\"$1\"\n", tags[i].tag, tags[i].size * 2 + 1,
+                     tags[i].size * 2 + 1, "0123456789abcdefghijklmnopq");
+    if (tags[i].size == 1) {
+      rsc_decoder *d = ts_decode(in, (size_t)n, 0, 0);
+      cr_expect_eq(rsc_decoder_error(d)->code, RSC_OK, "%c", tags[i].tag);
+      rsc_decoder_free(d);
+    } else {
+      expect_error(in, (size_t)n, 0, RSC_ERR_BAD_VALUE, 0, 1, msg);
+    }
+  }
+  /* React's truncation, with the flag */
+  expect_dump(S("1:S3,\x01\x00\x02" "0:\"$1\"\n"), RSC_OPT_LENIENT_VALUES,
+              "{\"ok\":{\"$\":\"Int16Array\",\"base64\":\"AQA=\"}}");
+  expect_dump(S("1:S4,\x01\x00\x02\x00" "0:\"$1\"\n"), 0,
+              "{\"ok\":{\"$\":\"Int16Array\",\"base64\":\"AQACAA==\"}}");
+}
+
+/* I rows: servers write an array (React 18 an object, still accepted). */
+Test(errors, I_rows_neither_array_nor_object) {
+  static const char msg[] = "I row is neither an array nor an object";
+  expect_error(S("1:I\"abc\"\n0:\"$1\"\n"), 0, RSC_ERR_BAD_VALUE, 0, 1, msg);
+  expect_error(S("0:1\n1:I12\n"), 0, RSC_ERR_BAD_VALUE, 4, 1, msg);
+  expect_error(S("0:1\n1:Inull\n"), 0, RSC_ERR_BAD_VALUE, 4, 1, msg);
+  expect_error(S("0:1\n1:Itrue\n"), 0, RSC_ERR_BAD_VALUE, 4, 1, msg);
+  expect_dump(S("1:I{\"id\":\"a\",\"chunks\":[],\"name\":\"b\"}\n0:\"$1\"\n"), 0,
+              "{\"ok\":{\"$\":\"client_ref\",\"id\":\"a\",\"chunks\":[],\"name\":\"b\"}}");
+  expect_dump(S("1:I\"abc\"\n0:\"$1\"\n"), RSC_OPT_LENIENT_VALUES,
+              "{\"ok\":{\"$\":\"client_ref\",\"id\":{\"$\":\"undefined\"},"
+              "\"chunks\":{\"$\":\"undefined\"},\"name\":{\"$\":\"undefined\"}}}");
+}
+
+/* Whole-value self references and circles (test_revive.c has the rest):
+ * the error is the same in every feed pattern. */
+Test(errors, whole_value_self_references_and_circles) {
+  expect_error(S("0:\"$0\"\n"), 0, RSC_ERR_BAD_VALUE, 0, 0,
+               "a row whose whole value is a reference to itself");
+  expect_error(S("0:\"$1\"\n1:\"$0\"\n"), 0, RSC_ERR_BAD_VALUE, 7, 1,
+               "rows whose whole values reference each other in a circle");
+  expect_dump(S("0:\"$1\"\n1:\"$0\"\n"), RSC_OPT_LENIENT_VALUES, "{\"ok\":null}");
+}
+
 /* ---- line ends, NUL ------------------------------------------------------------ */
 
 Test(errors, crlf_line_ends) {

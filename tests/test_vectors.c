@@ -15,6 +15,7 @@ typedef struct vec {
   char name[128], rsc[160], expected[160];
   uint32_t flags;
   bool lenient;
+  bool values; /* a value no server writes: RSC_OPT_LENIENT_VALUES */
   size_t inspect_at; /* bytes fed before the root is first read, or SIZE_MAX */
   size_t chunk_cuts[8], nchunks; /* the vector's own input chunks */
 } vec;
@@ -35,6 +36,10 @@ static vec *load_index(size_t *n) {
     if (strstr(flags, "lenient")) {
       x->flags |= RSC_OPT_LENIENT_IDS;
       x->lenient = true;
+    }
+    if (strstr(flags, "values")) {
+      x->flags |= RSC_OPT_LENIENT_VALUES;
+      x->values = true;
     }
     x->inspect_at = SIZE_MAX;
     char *ins = strstr(flags, "inspect="), *ch = strstr(flags, "chunks=");
@@ -141,6 +146,27 @@ Test(vectors, lenient_vectors_are_refused_by_default) {
     checked++;
   }
   cr_expect_gt(checked, 3);
+  free(v);
+}
+
+Test(vectors, impossible_values_are_refused_by_default) {
+  size_t n;
+  vec *v = load_index(&n);
+  int checked = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!v[i].values) continue;
+    size_t len;
+    char *buf = read_vec(v[i].rsc, &len);
+    for (size_t piece = 0; piece <= 1; piece++) {
+      rsc_decoder *d = ts_decode(buf, len, piece, v[i].flags & ~(uint32_t)RSC_OPT_LENIENT_VALUES);
+      cr_expect_eq(rsc_decoder_error(d)->code, RSC_ERR_BAD_VALUE, "%s: expected a bad value error",
+                   v[i].name);
+      rsc_decoder_free(d);
+    }
+    free(buf);
+    checked++;
+  }
+  cr_expect_geq(checked, 1);
   free(v);
 }
 

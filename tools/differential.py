@@ -25,7 +25,14 @@ ALLOW_PARTIAL bits pick the oracle's build and React's partial-stream
 option; the other bits (limits, failing allocator, lazy root, temporary
 references) are the harness's and are ignored. rscflight decodes with
 RSC_OPT_LENIENT_IDS, React's own row-id parsing (without it, garbage ids
-are an error, by design).
+are an error, by design), RSC_OPT_DROP_BOM (19.3.1's TextDecoder drops a
+row's leading U+FEFF; rscflight keeps it by default, as React's fix does)
+and RSC_OPT_LENIENT_VALUES (React's values for what no server writes: a
+row that is a reference to itself, a circle of such rows, a typed array
+of a partial element, an I row that is no array or object). Each payload
+is also decoded without the last flag: where that refuses it
+(RSC_ERR_BAD_VALUE) and the lenient tree is React's, the outcome is
+rsc-refused.
 
 Outcomes:
   same          both decoded the same tree
@@ -50,6 +57,11 @@ Outcomes:
                 D row whose JSON does not parse rejects its chunk if still
                 pending; React then throws when the chunk's row comes):
                 deliberate differences
+  rsc-refused   rscflight refuses by default a value no server writes
+                (RSC_ERR_BAD_VALUE, docs/conformance.md "Values no server
+                writes"), and with RSC_OPT_LENIENT_VALUES decodes React's
+                tree: an intended difference, each listed with its error
+                (up to --show of them printed, all in --report)
   rsc-error     rscflight stopped with an error where React decoded: its
                 deliberate strictness (a second row for a non-stream chunk,
                 a development row in a production decoder, limits)
@@ -384,9 +396,22 @@ def run_oracle(items, dev, split=None):
 def ours(payload, dev, partial):
     try:
         return json.loads(rscflight.canonical_dump(payload, dev=dev, allow_partial=partial,
-                                                   lenient_ids=True, bundler=BUNDLER)), None
+                                                   lenient_ids=True, drop_bom=True,
+                                                   lenient=True, bundler=BUNDLER)), None
     except rscflight.DecodeError as e:
         return None, str(e)
+
+
+def refusal(payload, dev, partial):
+    """rscflight's default refusal of a value no server writes (the
+    RSC_ERR_BAD_VALUE message, with its offset and row), else None."""
+    try:
+        rscflight.canonical_dump(payload, dev=dev, allow_partial=partial, lenient_ids=True,
+                                 drop_bom=True, compact=True)
+    except rscflight.DecodeError as e:
+        if e.code == rscflight.lib.RSC_ERR_BAD_VALUE:
+            return str(e)
+    return None
 
 
 REF_ID = re.compile(rb'"\$[A-Za-z@]?([0-9a-f]+)')
@@ -697,6 +722,9 @@ def main(argv=None):
             kind = "react-chunking"
         if kind == "differ" and sha in no_debug and classify(no_debug[sha], mine, err, partial) == "same":
             kind = "react-quirk"
+        refused = refusal(payload, dev, partial)
+        if refused is not None and kind == "same":
+            kind = "rsc-refused"  # lenient, React's tree: the refusal is the only difference
         if kind == "differ" and sha in again_rows and again_rows[sha].get("uncaught"):
             # fed whole React lost the rest of a network chunk (a byte
             # stream's typed array row), and fed a row per chunk it throws
@@ -713,6 +741,8 @@ def main(argv=None):
                          ours_dump=mine, react_dump=theirs["dump"])
         elif kind == "rsc-error":
             entry["error"] = err
+        elif kind == "rsc-refused":
+            entry["error"] = refused
         elif kind == "react-failed":
             entry["react"] = {k: theirs[k] for k in ("uncaught", "hang", "inexpressible", "oracleError")
                               if theirs.get(k)}
@@ -730,7 +760,9 @@ def main(argv=None):
     print("differential: %d payloads against React 19.3.1's client: %s" % (
         len(report), ", ".join("%s %d" % (k, counts.get(k, 0))
                                for k in ("same", "differ", "react-chunking", "react-quirk",
-                                         "rsc-error", "react-failed"))))
+                                         "rsc-refused", "rsc-error", "react-failed"))))
+    for e in [e for e in report if e["outcome"] == "rsc-refused"][: args.show]:
+        print("  refused as intended %s (%s): %s" % (e["sha1"][:12], e["name"], e["error"]))
 
     known = read_known(args.known)
     differ = [e for e in report if e["outcome"] == "differ"]

@@ -9,7 +9,9 @@ line in fixtures/vectors/index.tsv:
 
 flags (comma list): dev (React's development client), partial
 (unstable_allowPartialStream), lenient (ids React folds with its quirk:
-rscflight refuses them by default, see docs/conformance.md).
+rscflight refuses them by default, see docs/conformance.md), values (a
+value no server writes, which React's client truncates or turns into null:
+rscflight refuses it by default with RSC_ERR_BAD_VALUE).
 
 Usage: tools/import_vectors.py [path/to/flight-test-vectors.json]
 """
@@ -28,6 +30,9 @@ OUT = os.path.join(ROOT, 'fixtures', 'vectors')
 # (docs/spec/FLIGHT-PROTOCOL.md 2.8, 12.4).
 LENIENT = {'uppercaseHexId', 'uppercaseHexIdMismatch', 'nonHexIdChars', 'bigIdOverflow',
            'onlyNewlines'}
+# Values no React server writes (RSC_ERR_BAD_VALUE by default;
+# RSC_OPT_LENIENT_VALUES gives React's): a typed array of a partial element.
+VALUES = {'int16OddLength'}
 
 
 def dump_json(value):
@@ -61,6 +66,8 @@ def main():
             flags.append('partial')
         if v['name'] in LENIENT:
             flags.append('lenient')
+        if v['name'] in VALUES:
+            flags.append('values')
         inspect = v['input'].get('inspectAfterChunk')
         if inspect is not None:
             # The root is first read after chunk #inspect; keep the chunking.

@@ -80,6 +80,10 @@ static void dump_help(FILE *f) {
           "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
           "  --temp-refs        decode $T as temporary references instead of rejecting\n"
           CLI_BUNDLER_HELP
+          "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
+          "  --lenient          decode values no server writes as React does (null for\n"
+          "                     a self reference, truncated typed arrays) instead of\n"
+          "                     refusing them\n"
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
@@ -166,6 +170,8 @@ static void bench_help(FILE *f) {
           "  --min-time S       time each file for at least S seconds (default 1)\n"
           "  --chunk-size N     feed N bytes at a time (0: the buffer whole, the default)\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
+          "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
+          "  --lenient          decode values no server writes as React does\n"
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "  --html             the input is an HTML page: time the payload it inlines\n"
           "                     (a page that opens with '<' is read so without it)\n"
@@ -421,7 +427,9 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--borrow-input") == 0) opt.flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
       if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
-    } else if (strcmp(a, "--compact") == 0) pretty = 0;
+    } else if (strcmp(a, "--drop-bom") == 0) opt.flags |= RSC_OPT_DROP_BOM;
+    else if (strcmp(a, "--lenient") == 0) opt.flags |= RSC_OPT_LENIENT_VALUES;
+    else if (strcmp(a, "--compact") == 0) pretty = 0;
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--strict") == 0) strict = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
@@ -831,6 +839,8 @@ static int cmd_bench(int argc, char **argv) {
     if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
     else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
+    else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
+    else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
     else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;

@@ -824,6 +824,8 @@ void cli_stats_help(FILE *f) {
         "  --top N            rows per table (default 10)\n"
         "  --dev              decode with React's development client semantics\n"
         "  --html             the input is an HTML page: count the payload it inlines\n"
+        "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
+        "  --lenient          decode values no server writes as React does\n"
         "  -h, --help         this help\n",
         f);
 }
@@ -886,6 +888,8 @@ int cli_stats_main(int argc, char **argv) {
       top = (size_t)v;
     } else if (strcmp(a, "--dev") == 0) flags |= RSC_OPT_DEV;
     else if (strcmp(a, "--html") == 0) html = true;
+    else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
+    else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       cli_stats_help(stdout);
       return 0;

@@ -804,6 +804,10 @@ void cli_tree_help(FILE *f) {
         "                     stderr says so either way (not with --no-finish)\n"
         "  --html             the input is an HTML page: show the payload it inlines\n"
         CLI_BUNDLER_HELP
+        "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
+        "  --lenient          decode values no server writes as React does (null for\n"
+        "                     a self reference, truncated typed arrays) instead of\n"
+        "                     refusing them\n"
         "  -h, --help         this help\n",
         f);
 }
@@ -845,6 +849,8 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
     else if (strcmp(a, "--html") == 0) o->html = true;
     else if (strcmp(a, "--bundler") == 0 && i + 1 < argc && cli_parse_bundler(argv[i + 1], &o->bundler))
       i++;
+    else if (strcmp(a, "--drop-bom") == 0) o->flags |= RSC_OPT_DROP_BOM;
+    else if (strcmp(a, "--lenient") == 0) o->flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) && v < 100000) {
       o->max_depth = (unsigned)v;
       i++;

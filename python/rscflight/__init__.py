@@ -59,7 +59,7 @@ _BUNDLER_SHIFT = 28
 
 
 def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, lazy_root=False,
-           bundler="webpack"):
+           drop_bom=False, lenient=False, bundler="webpack"):
     if bundler not in _BUNDLERS:
         raise ValueError("bundler must be one of %s, not %r" % (", ".join(_BUNDLERS), bundler))
     f = _BUNDLERS.index(bundler) << _BUNDLER_SHIFT
@@ -73,6 +73,10 @@ def _flags(dev=False, allow_partial=False, lenient_ids=False, temp_refs=False, l
         f |= lib.RSC_OPT_TEMP_REFS
     if lazy_root:
         f |= lib.RSC_OPT_LAZY_ROOT
+    if drop_bom:
+        f |= lib.RSC_OPT_DROP_BOM
+    if lenient:
+        f |= lib.RSC_OPT_LENIENT_VALUES
     return f
 
 
@@ -98,7 +102,7 @@ def _root(status, value, incomplete=None):
 
 
 def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-          limits=None, bundler="webpack"):
+          limits=None, drop_bom=False, lenient=False, bundler="webpack"):
     """Decode a whole Flight payload (bytes-like, or str as UTF-8) and return
     the root value.
 
@@ -107,9 +111,15 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     halt instead of rejecting; lenient_ids: React's lenient row-id folding;
     temp_refs: decode ``$T`` as TemporaryReference; limits: a dict with any of
     max_row_bytes, max_total_bytes, max_depth, max_nodes, max_chunks,
-    max_path_hops; bundler: whose server wrote the payload, "webpack" (the
-    default), "turbopack", "parcel" or "rspack" (the shape of its ``I`` rows;
-    Parcel's is recognised without it).
+    max_path_hops; drop_bom: drop a U+FEFF that begins a row, as React
+    19.3.1 does (by default it is kept, as React's fixed client keeps it);
+    lenient: decode values no server writes as React does (a row that is a
+    reference to itself or rows in a circle become None, a typed array of a
+    partial element is truncated, an ``I`` row of another JSON kind is a
+    ClientReference of undefined parts) instead of raising DecodeError
+    (code RSC_ERR_BAD_VALUE); bundler: whose server wrote the payload,
+    "webpack" (the default), "turbopack", "parcel" or "rspack" (the shape of
+    its ``I`` rows; Parcel's is recognised without it).
 
     Raises DecodeError when the payload is refused (bytes that are not a
     Flight stream, a limit); ServerError (the root's rejection reason) only
@@ -122,9 +132,11 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     which rows it lacked. A server's halt of the root (an aborted
     prerender) is IncompleteError "halted" too, with missing empty.
     """
-    if dev or allow_partial or lenient_ids or temp_refs or limits or bundler != "webpack":
+    if (dev or allow_partial or lenient_ids or temp_refs or limits or drop_bom or lenient
+            or bundler != "webpack"):
         status, value, incomplete = _n._decode(
-            data, _flags(dev, allow_partial, lenient_ids, temp_refs, bundler=bundler),
+            data, _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom, lenient,
+                         bundler),
             _limits(limits))
     else:  # the defaults, without building them (a third of a tiny payload's loads)
         status, value, incomplete = _n._decode(data, 0, None)
@@ -144,13 +156,14 @@ def release_memory():
 
 
 def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-                   limits=None, compact=False, bundler="webpack"):
+                   limits=None, compact=False, drop_bom=False, lenient=False,
+                   bundler="webpack"):
     """The canonical dump (docs/spec/CANONICAL-DUMP.md) of a payload: byte for
-    byte what ``rscflight dump`` prints (``--compact``: one line). Raises
-    DecodeError."""
-    return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs, bundler=bundler),
-                    _limits(limits),
-                    0 if compact else 2)
+    byte what ``rscflight dump`` prints (``--compact``: one line; ``drop_bom``,
+    ``lenient`` and ``bundler``: ``--drop-bom``, ``--lenient`` and
+    ``--bundler``). Raises DecodeError."""
+    return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom,
+                                 lenient, bundler), _limits(limits), 0 if compact else 2)
 
 
 class Decoder:
@@ -171,10 +184,10 @@ class Decoder:
     """
 
     def __init__(self, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-                 lazy_root=False, limits=None, on_event=None, bundler="webpack"):
+                 lazy_root=False, limits=None, on_event=None, drop_bom=False, lenient=False,
+                 bundler="webpack"):
         self._state = _n._dec_new(_flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root,
-                                         bundler),
-                                _limits(limits))
+                                         drop_bom, lenient, bundler), _limits(limits))
         self._events = []
         self._on_event = on_event
         self.hints = []

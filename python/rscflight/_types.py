@@ -385,7 +385,7 @@ class DebugRow:
 
 class DecodeError(ValueError):
     """The payload is refused (a framing error, a duplicate row, a development
-    row in production mode, a limit...).
+    row in production mode, a limit, a value no server writes...).
 
     msg: what is wrong; offset: the byte offset in the whole stream; row: the
     id of the row being read (None outside a row); code: the library's

@@ -42,7 +42,7 @@ class Vector:
     """One payload with its options and expected dump (None when unknown)."""
 
     def __init__(self, name, rsc, expected, dev=False, partial=False, lenient=False,
-                 inspect_at=None, cuts=(), bundler="webpack"):
+                 inspect_at=None, cuts=(), bundler="webpack", values=False):
         self.name = name
         self.bundler = bundler        # whose server wrote it (fixtures/bundlers)
         self.rsc = rsc
@@ -50,6 +50,7 @@ class Vector:
         self.dev = dev
         self.partial = partial
         self.lenient = lenient
+        self.values = values          # a value no server writes: lenient=True
         self.inspect_at = inspect_at  # bytes fed before the root is first read
         self.cuts = list(cuts)        # the vector's own input pieces (cut offsets)
 
@@ -73,9 +74,10 @@ class Vector:
         with open(p, encoding="utf-8") as f:
             return json.load(f)
 
-    def opts(self, lenient=None):
+    def opts(self, lenient=None, values=None):
         o = dict(dev=self.dev, allow_partial=self.partial,
-                 lenient_ids=self.lenient if lenient is None else lenient)
+                 lenient_ids=self.lenient if lenient is None else lenient,
+                 lenient=self.values if values is None else values)
         if self.bundler != "webpack":
             o["bundler"] = self.bundler
         return o
@@ -90,6 +92,8 @@ class Vector:
             a.append("--lenient-ids")
         if self.bundler != "webpack":
             a += ["--bundler", self.bundler]
+        if self.values:
+            a.append("--lenient")
         return a
 
 
@@ -119,7 +123,7 @@ def load_vectors():
                 "vectors/" + name, os.path.join(base, rsc),
                 None if expected == "-" else os.path.join(base, expected),
                 dev="dev" in flags, partial="partial" in flags, lenient="lenient" in flags,
-                inspect_at=inspect_at, cuts=cuts))
+                inspect_at=inspect_at, cuts=cuts, values="values" in flags))
     return out
 
 

@@ -26,6 +26,11 @@ CASES = [
     ("H row without a code", b":H\n0:1\n", {}, lib.RSC_ERR_BAD_ROW, 2, 0),
     ("H row not JSON", b":HX{bad\n0:1\n", {}, lib.RSC_ERR_BAD_ROW, 2, 0),
     ("E row not JSON", b"1:E{bad\n0:1\n", {}, lib.RSC_ERR_BAD_ROW, 3, 1),
+    ("I row with a BOM", b'1:I\xef\xbb\xbf["a",[],"b"]\n0:"$1"\n', {}, lib.RSC_ERR_BAD_ROW, 3, 1),
+    ("self reference", b'0:"$0"\n', {}, lib.RSC_ERR_BAD_VALUE, 0, 0),
+    ("circle", b'0:"$1"\n1:"$0"\n', {}, lib.RSC_ERR_BAD_VALUE, 7, 1),
+    ("partial typed array", b'1:g9,123456789\n0:"$1"\n', {}, lib.RSC_ERR_BAD_VALUE, 0, 1),
+    ("I row of a string", b'1:I"abc"\n0:"$1"\n', {}, lib.RSC_ERR_BAD_VALUE, 0, 1),
     ("limit: row bytes", b'0:"' + b"a" * 100 + b'"\n', {"limits": {"max_row_bytes": 10}},
      lib.RSC_ERR_LIMIT, None, 0),
     ("limit: total bytes", b'0:"' + b"a" * 100 + b'"\n', {"limits": {"max_total_bytes": 50}},
@@ -126,6 +131,41 @@ def test_lenient_vectors_refused_by_default(v):
         R.loads(v.data(), **v.opts(lenient=False))
     assert ei.value.code == lib.RSC_ERR_BAD_ID
     R.canonical_dump(v.data(), **v.opts())  # and accepted with lenient_ids
+
+
+VALUES = [v for v in ALL_VECTORS if v.values]
+
+
+@pytest.mark.parametrize("v", VALUES, ids=[v.name for v in VALUES])
+def test_impossible_value_vectors_refused_by_default(v):
+    with pytest.raises(R.DecodeError) as ei:
+        R.loads(v.data(), **v.opts(values=False))
+    assert ei.value.code == lib.RSC_ERR_BAD_VALUE
+    assert ei.value.code_name == "RSC_ERR_BAD_VALUE"
+    R.canonical_dump(v.data(), **v.opts())  # and React's value with lenient
+
+
+LENIENT_VALUES = [
+    (b'0:"$0"\n', None),
+    (b'0:"$1"\n1:"$0"\n', None),
+    (b'1:"$0"\n0:"$1"\n', None),
+    (b'1:S3,\x01\x00\x02' b'0:"$1"\n', [1]),
+]
+
+
+@pytest.mark.parametrize("data,want", LENIENT_VALUES)
+def test_lenient_gives_reacts_values(data, want):
+    with pytest.raises(R.DecodeError) as ei:
+        R.loads(data)
+    assert ei.value.code == lib.RSC_ERR_BAD_VALUE
+    got = R.loads(data, lenient=True)
+    assert (list(got) if want is not None else got) == want
+    d = R.Decoder(lenient=True)
+    for i in range(len(data)):
+        d.feed(data[i:i + 1])
+    got = d.finish()
+    assert (list(got) if want is not None else got) == want
+    R.canonical_dump(data, lenient=True)
 
 
 def test_feed_after_finish():

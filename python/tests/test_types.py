@@ -208,10 +208,48 @@ def test_random_text_rows(scan):
             pool = rnd.choice(pools)
             size = rnd.choice([rnd.randrange(0, 20), rnd.randrange(0, 200), rnd.randrange(0, 3000)])
             runs.append("".join(chr(rnd.choice(pool)) for _ in range(size)))
-        want = "".join(runs).lstrip("\ufeff")  # TextDecoder drops a leading BOM, as React does
-        raw = want.encode()
-        _same_str(R.loads(b"1:T%x," % len(raw) + raw + b'0:"$1"\n'), want)
+        text = "".join(runs)
+        raw = text.encode()
+        payload = b"1:T%x," % len(raw) + raw + b'0:"$1"\n'
+        _same_str(R.loads(payload), text)  # a leading BOM is kept, as React's fixed client
+        # drop_bom: React 19.3.1's TextDecoder drops it
+        _same_str(R.loads(payload, drop_bom=True), text[1:] if text.startswith("\ufeff") else text)
     assert R._rscflight._text_refused() == refused
+
+
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("marks", [1, 2])
+def test_byte_order_marks(marks):
+    """One and two leading U+FEFF in a text row and a model row, fed whole
+    and split at every byte, kept (default) and dropped (drop_bom)."""
+    lead = (BOM * marks).encode()
+    text = lead + "a,b\n".encode()
+    t_row = b"1:T%x," % len(text) + text + b'0:"$1"\n'
+    model = b"0:" + lead + b'{"a":1}\n'
+    cases = [
+        (t_row, {}, BOM * marks + "a,b\n"),
+        (t_row, {"drop_bom": True}, BOM * (marks - 1) + "a,b\n"),
+        (model, {"drop_bom": True}, {"a": 1} if marks == 1 else SyntaxError),
+        (model, {}, SyntaxError),
+    ]
+    for data, opts, want in cases:
+        left = marks - 1 if opts else marks  # the marks JSON.parse sees
+        for cut in range(len(data) + 1):
+            d = R.Decoder(**opts)
+            d.feed(data[:cut])
+            d.feed(data[cut:])
+            if want is SyntaxError:
+                with pytest.raises(R.ServerError) as ei:
+                    d.finish()
+                msg = ei.value.message
+                assert msg.startswith("Unexpected token '\ufeff', \"" + BOM * left + "{"), msg
+                assert msg.endswith('" is not valid JSON'), msg
+            else:
+                assert d.finish() == want
+        if want is not SyntaxError:
+            assert R.loads(data, **opts) == want
 
 
 def test_element():
@@ -315,7 +353,10 @@ def test_typed_arrays():
             + b"4:A2,\x07\x08" + b"5:V2,\x09\x0a" + b"6:M8," + b"\xff" * 8
             + b"7:S3,\x01\x00\x09"  # a trailing byte that makes no element
             + b'0:["$1","$2","$3","$4","$5","$6","$7"]\n')
-    v = R.loads(data)
+    with pytest.raises(R.DecodeError) as ei:  # no server writes a partial element
+        R.loads(data)
+    assert ei.value.code == R.lib.RSC_ERR_BAD_VALUE and ei.value.row == 7
+    v = R.loads(data, lenient=True)  # React's view: the partial element dropped
     assert type(v[0]) is R.Uint8Array and list(v[0]) == [1, 2, 3]
     assert type(v[1]) is R.Int16Array and list(v[1]) == [-2, 2]
     assert type(v[2]) is R.Float32Array and list(v[2]) == [1.5, -2.0]
@@ -508,6 +549,17 @@ def test_callback_and_hints():
     d.feed(b':H\xb88\n0:1\n')
     assert d.finish() == 1
     assert d.hints[0].code == "\ufffd" and d.hints[0].value == 8
+    # A kept U+FEFF begins the row: it is the code (React's row[0]), and
+    # the rest parses; drop_bom drops it first, as React 19.3.1 does.
+    for data in (b':H\xef\xbb\xbf["x"]\n0:1\n', b':H\xc3\xa9["x"]\n0:1\n'):
+        d = R.Decoder()
+        d.feed(data)
+        assert d.finish() == 1
+        assert d.hints[0].code == data[2:-10].decode() and d.hints[0].value == ["x"]
+    d = R.Decoder(drop_bom=True)
+    d.feed(b':H\xef\xbb\xbfL["x"]\n0:1\n')
+    assert d.finish() == 1
+    assert d.hints[0].code == "L" and d.hints[0].value == ["x"]
 
 
 def test_debug_rows_and_dev():
