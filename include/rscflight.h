@@ -165,8 +165,7 @@ enum {
   /* Decode "$T" as a temporary reference node instead of rejecting the
    * chunk, as React does when the caller passed a temporaryReferences set. */
   RSC_OPT_TEMP_REFS = 1u << 3,
-  /* Benchmark floor: frame rows and parse their JSON, nothing else. */
-  RSC_OPT_PARSE_ONLY = 1u << 4,
+  /* 1u << 4 is reserved: ignored when set. */
   /* Do not await the root from the start: its row is revived on its first
    * read (rsc_chunk_status and friends, or finish), as React does for a
    * caller that awaits the root late. Rows that arrived by then resolve in
@@ -386,9 +385,9 @@ typedef struct rsc_incomplete {
 } rsc_incomplete;
 
 /* After rsc_decoder_finish: NULL when the stream ended complete (no row cut,
- * nothing referenced missing, no stream left open), and also before finish,
- * with RSC_OPT_PARSE_ONLY, or when the decoder stopped with an error (see
- * rsc_decoder_error: an error is not an early end). Otherwise what was
+ * nothing referenced missing, no stream left open), and also before finish
+ * or when the decoder stopped with an error (see rsc_decoder_error: an error
+ * is not an early end). Otherwise what was
  * unfinished. The struct and its lists live in d's arena until the next
  * rsc_decoder_reset or rsc_decoder_free; a chunk first read after finish
  * can reference an id never seen, so a later call may return a new struct

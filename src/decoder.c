@@ -7,11 +7,13 @@
 #include <stdatomic.h>
 #endif
 
+#include "bench_hooks.h"
 #include "chunks.h"
 #include "settle.h"
 #include "frame.h"
 #include "json.h"
 #include "revive.h"
+#include "rowtags.h"
 #include "utf8.h"
 
 static const char dev_row_message[] =
@@ -116,6 +118,7 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   rsc_options o;
   if (opt) o = *opt;
   else rsc_options_init(&o);
+  o.flags &= ~RSC__OPT_PARSE_ONLY; /* internal: rsc__decoder_set_parse_only */
   fill_limits(&o.limits);
   rsc_alloc al = o.alloc;
   if (default_alloc(&al)) {
@@ -207,6 +210,10 @@ static void warm_trim(rsc_decoder *d) {
     d->walk = NULL;
     d->walk_cap = 0;
   }
+}
+
+void rsc__decoder_set_parse_only(rsc_decoder *d) {
+  if (d) d->opt.flags |= RSC__OPT_PARSE_ONLY;
 }
 
 void rsc_decoder_free(rsc_decoder *d) {
@@ -367,26 +374,6 @@ static rsc_node text_node(rsc_decoder *d, const uint8_t *p, size_t n, size_t kno
   return rsc__str(RSC_STRING, (const char *)fixed, fixed_len);
 }
 
-static int binary_kind(uint8_t tag, size_t *elem) {
-  *elem = 1;
-  switch (tag) {
-  case 'A': return RSC_ARRAY_BUFFER;
-  case 'O': return RSC_INT8;
-  case 'o': case 'b': return RSC_UINT8;
-  case 'U': return RSC_UINT8_CLAMPED;
-  case 'S': *elem = 2; return RSC_INT16;
-  case 's': *elem = 2; return RSC_UINT16;
-  case 'L': *elem = 4; return RSC_INT32;
-  case 'l': *elem = 4; return RSC_UINT32;
-  case 'G': *elem = 4; return RSC_FLOAT32;
-  case 'g': *elem = 8; return RSC_FLOAT64;
-  case 'M': *elem = 8; return RSC_BIGINT64;
-  case 'm': *elem = 8; return RSC_BIGUINT64;
-  case 'V': return RSC_DATA_VIEW;
-  default: return -1;
-  }
-}
-
 /* The framer's rsc_dest_fn: a text or binary row that a feed leaves
  * unfinished is gathered into the string arena, where its value keeps it
  * (with room for a text's NUL), instead of into the framer's buffer and
@@ -396,8 +383,8 @@ static int binary_kind(uint8_t tag, size_t *elem) {
 static uint8_t *row_dest(void *ctx, uint8_t tag, size_t len) {
   rsc_decoder *d = (rsc_decoder *)ctx;
   size_t elem;
-  if (d->err.code || (d->opt.flags & RSC_OPT_PARSE_ONLY)) return NULL;
-  if (tag != 'T' && binary_kind(tag, &elem) < 0) return NULL;
+  if (d->err.code || (d->opt.flags & RSC__OPT_PARSE_ONLY)) return NULL;
+  if (tag != 'T' && rsc__binary_tag_kind(tag, &elem) < 0) return NULL;
   uint8_t *raw;
   return alloc_row_bytes(d, len, &raw);
 }
@@ -639,9 +626,9 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   const uint8_t *p = row->data;
   size_t n = row->len;
   size_t elem;
-  int bkind = binary_kind(tag, &elem);
+  int bkind = rsc__binary_tag_kind(tag, &elem);
 
-  if (d->opt.flags & RSC_OPT_PARSE_ONLY) {
+  if (d->opt.flags & RSC__OPT_PARSE_ONLY) {
     if (bkind >= 0 || tag == 'T' || tag == 'N' || tag == 'R' || tag == 'r' || tag == 'X' ||
         tag == 'x' || n == 0)
       return RSC_OK;
@@ -816,7 +803,7 @@ rsc_status rsc_decoder_finish(rsc_decoder *d) {
   d->row_id = -1;
   /* A row without its final LF, or an empty length row at the very end, is
    * dropped as React drops it (docs/spec/FLIGHT-PROTOCOL.md 2.3). */
-  if (d->opt.flags & RSC_OPT_PARSE_ONLY) return RSC_OK;
+  if (d->opt.flags & RSC__OPT_PARSE_ONLY) return RSC_OK;
   rsc__close(d);
   if (d->err.code) return d->err.code;
   /* Revive everything the root reaches, as a consumer reading it would. */

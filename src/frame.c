@@ -6,24 +6,8 @@
 
 #include "arena.h"
 #include "hex.h"
+#include "rowtags.h"
 #include "utf8.h"
-
-/* LENTAG of docs/spec/FLIGHT-PROTOCOL.md 2.1: rows that carry a hex byte
- * count. */
-static bool is_length_tag(uint8_t c) {
-  switch (c) {
-  case 'T': case 'A': case 'O': case 'o': case 'U': case 'S': case 's': case 'L':
-  case 'l': case 'G': case 'g': case 'M': case 'm': case 'V': case 'b':
-    return true;
-  default:
-    return false;
-  }
-}
-
-/* NLTAG: any other uppercase letter, '#', 'r' or 'x' is consumed as a tag. */
-static bool is_newline_tag(uint8_t c) {
-  return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
-}
 
 rsc_frame *rsc__frame_new(const rsc_alloc *alloc, bool lenient, uint64_t max_row_bytes) {
   rsc_alloc al = {0};
@@ -95,7 +79,7 @@ const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_
   size_t k = rsc__hex_prefix(p, n < 7 ? n : 7, &v);
   if (k == 0 || k + 1 >= n || p[k] != ':') return NULL;
   uint8_t c = p[++k];
-  if (is_length_tag(c)) {
+  if (rsc__is_length_tag(c)) {
     size_t left = n - k - 1;
     size_t d = rsc__hex_prefix(p + k + 1, left < 15 ? left : 15, &v);
     if (d == 0 || d >= left || p[k + 1 + d] != ',') return NULL;
@@ -106,7 +90,7 @@ const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_
     row->len = (size_t)v;
     return data + v;
   }
-  if (is_newline_tag(c)) k++;
+  if (rsc__is_newline_tag(c)) k++;
   else c = 0;
   size_t scan = n - k < max_len + 1 ? n - k : max_len + 1;
   const uint8_t *nl = (const uint8_t *)memchr(p + k, '\n', scan);
@@ -354,11 +338,11 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
     }
     case ROW_TAG: {
       uint8_t c = chunk[i];
-      if (is_length_tag(c)) {
+      if (rsc__is_length_tag(c)) {
         f->row_tag = c;
         f->state = ROW_LENGTH;
         i++;
-      } else if (is_newline_tag(c)) {
+      } else if (rsc__is_newline_tag(c)) {
         f->row_tag = c;
         f->state = ROW_CHUNK_BY_NEWLINE;
         f->data_start = base + i + 1;

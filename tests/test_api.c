@@ -1,4 +1,5 @@
-/* test_api.c - the public API only (include/rscflight.h). */
+/* test_api.c - the public API (include/rscflight.h), and the benchmark hook
+ * a host does not see (src/bench_hooks.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "rscflight.h"
+#include "bench_hooks.h"
 
 static rsc_decoder *decode_str(const char *s, uint32_t flags) {
   rsc_options opt;
@@ -891,4 +893,49 @@ Test(api, webpack_rows_stay_webpack_and_rspack_unescaped_names_are_undefined) {
   cr_expect_eq(rsc_node_kind(module_value(d, 3)), RSC_CLIENT_REF);
   cr_expect_str_eq(str(rsc_client_ref_name(module_value(d, 3))), "W");
   rsc_decoder_free(d);
+}
+
+/* ---- the parse-only floor (src/bench_hooks.h) ------------------------------- */
+
+/* The floor is not a public flag: the bit it uses inside the library is
+ * ignored in a host's options, so such a decode revives as any other. */
+Test(api, parse_only_bit_in_host_options_is_ignored) {
+  rsc_decoder *d = decode_str("0:{\"a\":\"hi\"}\n", RSC__OPT_PARSE_ONLY);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
+  cr_expect_str_eq(str(get(root_value(d), "a")), "hi");
+  rsc_decoder_free(d);
+  FILE *f = fopen(RSC_FIXTURES "/../include/rscflight.h", "r");
+  cr_assert_not_null(f);
+  char line[512];
+  while (fgets(line, sizeof line, f)) cr_expect_null(strstr(line, "PARSE_ONLY"), "%s", line);
+  fclose(f);
+}
+
+/* The hook frames and parses rows and builds nothing: no chunks, nothing
+ * incomplete even for a stream that ends early; it holds across a reset,
+ * and a decoder made afterwards from the same options is a full one. */
+Test(api, parse_only_hook_builds_nothing_and_holds_across_reset) {
+  static const char rows[] = "1:T5,hello2:[\"$1\",\"$3\"]\n0:{\"a\":\"$2\"}\n";
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_not_null(d);
+  rsc__decoder_set_parse_only(d);
+  for (int round = 0; round < 2; round++) {
+    cr_assert_eq(rsc_decoder_feed(d, rows, sizeof rows - 1), RSC_OK);
+    cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+    cr_expect_eq(rsc_decoder_chunk_count(d), 1, "only the awaited root: round %d", round);
+    cr_expect_null(root_value(d), "round %d", round);
+    cr_expect_null(rsc_decoder_incomplete(d), "row 3 never came: round %d", round);
+    cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  }
+  rsc_decoder_free(d);
+  d = rsc_decoder_new(&opt);
+  cr_assert_eq(rsc_decoder_feed(d, rows, sizeof rows - 1), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_expect_eq(rsc_decoder_chunk_count(d), 4, "0, 1, 2 and the missing 3");
+  cr_expect_eq(rsc_chunk_status(rsc_decoder_chunk(d, 1)), RSC_CHUNK_FULFILLED);
+  cr_expect_not_null(rsc_decoder_incomplete(d), "row 3 never came");
+  rsc_decoder_free(d);
+  rsc__decoder_set_parse_only(NULL); /* safe on NULL */
 }

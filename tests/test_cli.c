@@ -589,6 +589,21 @@ Test(bench, lists_give_one_record_per_pair, .timeout = 60) {
   free(r.out);
 }
 
+/* --parse-only (the library's internal floor, src/bench_hooks.h) times a
+ * fresh and a reused decoder, one record each run. */
+Test(bench, parse_only_floor_runs, .timeout = 60) {
+  const char *modes[] = {"", "--reuse"};
+  for (size_t i = 0; i < 2; i++) {
+    char args[128];
+    snprintf(args, sizeof args, "bench --json --parse-only %s --min-time 0.01 shop.rsc", modes[i]);
+    run_result r = run(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.out);
+    cr_expect_eq(count_of(r.out, "\"file\":\"shop.rsc\""), 1, "%s", r.out);
+    cr_expect_not_null(strstr(r.out, "\"median_ns\":"), "%s", r.out);
+    free(r.out);
+  }
+}
+
 /* --files-in-turns: every file timed in one process, one record each, in
  * the order given, each with its own sizes and at least 5 decodes; it
  * takes the whole buffer on one thread only. */

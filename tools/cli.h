@@ -1,5 +1,8 @@
 /* cli.h - what the rscflight subcommands share. tools/ only: every tool is a
- * thin client of include/rscflight.h and includes nothing from src/.
+ * client of include/rscflight.h. From src/ the CLI includes only header-only
+ * tables (rowtags.h, hex.h: stats re-frames rows as the framer does) and the
+ * benchmark hooks (bench_hooks.h: bench --parse-only), which is why it links
+ * the static library.
  *
  * rscflight.c owns main(), file reading and error reporting; tree.c and
  * stats.c each own one subcommand. tree.c also owns cli_describe_type, the

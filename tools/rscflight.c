@@ -1,4 +1,5 @@
-/* rscflight - command-line tool: a thin client of include/rscflight.h.
+/* rscflight - command-line tool: a thin client of include/rscflight.h (and
+ * of src/bench_hooks.h for bench --parse-only).
  *
  *   rscflight dump  [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
  *                   [--temp-refs] [--borrow-input] [--bundler B] [--compact] [--html]
@@ -31,6 +32,7 @@
 #include <time.h>
 
 #include "rscflight.h"
+#include "bench_hooks.h"
 #include "cli.h"
 
 static const char *prog = "rscflight";
@@ -372,8 +374,17 @@ static void feed_all(rsc_decoder *d, const char *buf, size_t len, size_t chunk) 
   rsc_decoder_finish(d);
 }
 
-static rsc_decoder *decode(const char *buf, size_t len, const rsc_options *opt, size_t chunk) {
+/* A decoder for opt. bench --parse-only asks for the library's internal
+ * floor (bench_hooks.h) with RSC__OPT_PARSE_ONLY in opt->flags, a bit
+ * rsc_decoder_new itself ignores. */
+static rsc_decoder *decoder_new(const rsc_options *opt) {
   rsc_decoder *d = rsc_decoder_new(opt);
+  if (d && (opt->flags & RSC__OPT_PARSE_ONLY)) rsc__decoder_set_parse_only(d);
+  return d;
+}
+
+static rsc_decoder *decode(const char *buf, size_t len, const rsc_options *opt, size_t chunk) {
+  rsc_decoder *d = decoder_new(opt);
   if (d) feed_all(d, buf, len, chunk);
   return d;
 }
@@ -382,7 +393,7 @@ static rsc_decoder *decode(const char *buf, size_t len, const rsc_options *opt, 
 static bool decode_timed(const char *buf, size_t len, const rsc_options *opt, size_t chunk,
                          rsc_decoder **keep) {
   if (keep) {
-    if (!*keep) *keep = rsc_decoder_new(opt);
+    if (!*keep) *keep = decoder_new(opt);
     else if (rsc_decoder_reset(*keep) != RSC_OK) return false;
     if (!*keep) return false;
     feed_all(*keep, buf, len, chunk);
@@ -837,7 +848,7 @@ static int cmd_bench(int argc, char **argv) {
     const char *a = argv[i];
     bool bad = false;
     if (strcmp(a, "--json") == 0) json = 1;
-    else if (strcmp(a, "--parse-only") == 0) flags |= RSC_OPT_PARSE_ONLY;
+    else if (strcmp(a, "--parse-only") == 0) flags |= RSC__OPT_PARSE_ONLY;
     else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
     else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;

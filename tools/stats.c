@@ -11,16 +11,22 @@
  * The library gives values, not byte offsets, so the bytes are counted here:
  * a row scanner re-frames the raw input the way React's row parser does
  * (docs/spec/FLIGHT-PROTOCOL.md 2.1: `<hex id>:<tag>`, LF rows and hex-length
- * rows), and a small JSON scanner walks each model row to find element tuples
- * (["$", type, key, props, ...]) and their byte spans. The decoder (public API
- * only) is used for names: what "$L3" (a client module) or "$1" (a symbol row)
- * in an element's type slot stands for. */
+ * rows), with the framer's own tag and hex tables (src/rowtags.h, src/hex.h),
+ * and a small JSON scanner walks each model row to find element tuples
+ * (["$", type, key, props, ...]) and their byte spans. The scanner stays
+ * here because no library stage reports spans: the parsers build values,
+ * strings unescaped, and they refuse the rows a decode rejects, which stats
+ * still counts (bracket by bracket, raw string bytes as they are written).
+ * The decoder (public API) is used for names: what "$L3" (a client module)
+ * or "$1" (a symbol row) in an element's type slot stands for. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "hex.h"
+#include "rowtags.h"
 
 enum { TAG_HALT = 1, TAG_CUT = 2 };  /* pseudo tags: "<id>:\n", unframed rest */
 enum { STATS_DEFAULT_TOP = 10, STATS_MIN_STRING = 4, STATS_MAX_JSON_DEPTH = 100000 };
@@ -38,20 +44,6 @@ typedef struct row_list {
   row *v;
   size_t n, cap;
 } row_list;
-
-static int is_length_tag(unsigned char c) {
-  return c && strchr("TAOoUSsLlGgMmVb", c) != NULL;
-}
-
-static int is_newline_tag(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
-}
-
-static int hex_value(unsigned char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 static int push_row(row_list *l, const row *r) {
   if (l->n == l->cap) {
@@ -71,7 +63,7 @@ static int scan_id(const char *buf, size_t len, size_t *p, int64_t *id) {
   int64_t v = 0;
   size_t i = *p;
   for (; i < len && buf[i] != ':'; i++) {
-    int h = hex_value((unsigned char)buf[i]);
+    int h = rsc__hex_digit((uint8_t)buf[i]);
     if (h < 0 || (v = v * 16 + h) > INT32_MAX) return 0;
   }
   if (i >= len) return 0;
@@ -86,11 +78,11 @@ static int scan_row(const char *buf, size_t len, row *r) {
   size_t p = r->off;
   if (!scan_id(buf, len, &p, &r->id) || p >= len) return 0;
   unsigned char c = (unsigned char)buf[p];
-  if (is_length_tag(c)) {
+  if (rsc__is_length_tag(c)) {
     uint64_t n = 0;
     int digits = 0;
     for (p++; p < len && buf[p] != ','; p++) {
-      int h = hex_value((unsigned char)buf[p]);
+      int h = rsc__hex_digit((uint8_t)buf[p]);
       if (h < 0 || ++digits > 15) return 0;
       n = n * 16 + (uint64_t)h;
     }
@@ -101,7 +93,7 @@ static int scan_row(const char *buf, size_t len, row *r) {
     r->len = r->data + r->dlen - r->off;
     return 1;
   }
-  r->tag = is_newline_tag(c) ? c : 0;
+  r->tag = rsc__is_newline_tag(c) ? c : 0;
   r->data = r->tag ? p + 1 : p;
   const char *nl = memchr(buf + r->data, '\n', len - r->data);
   if (!nl) return 0;
@@ -129,7 +121,15 @@ static int scan_rows(const char *buf, size_t len, row_list *out) {
   return 1;
 }
 
-static const char *tag_label(unsigned char tag) {
+/* A row type's label into buf: binary rows name their value's kind as the
+ * library does (rsc_binary_kind_name). */
+static const char *tag_label(unsigned char tag, char *buf, size_t cap) {
+  size_t elem;
+  int kind = rsc__binary_tag_kind(tag, &elem);
+  if (kind >= 0 && tag != 'b') {
+    snprintf(buf, cap, "%c %s", tag, rsc_binary_kind_name((rsc_binary_kind)kind));
+    return buf;
+  }
   switch (tag) {
   case 0: return "model (JSON)";
   case TAG_HALT: return "halt (empty row)";
@@ -138,19 +138,6 @@ static const char *tag_label(unsigned char tag) {
   case 'H': return "H hint";
   case 'E': return "E error";
   case 'T': return "T text";
-  case 'A': return "A ArrayBuffer";
-  case 'O': return "O Int8Array";
-  case 'o': return "o Uint8Array";
-  case 'U': return "U Uint8ClampedArray";
-  case 'S': return "S Int16Array";
-  case 's': return "s Uint16Array";
-  case 'L': return "L Int32Array";
-  case 'l': return "l Uint32Array";
-  case 'G': return "G Float32Array";
-  case 'g': return "g Float64Array";
-  case 'M': return "M BigInt64Array";
-  case 'm': return "m BigUint64Array";
-  case 'V': return "V DataView";
   case 'b': return "b byte stream piece";
   case 'R': return "R stream";
   case 'r': return "r byte stream";
@@ -264,7 +251,7 @@ static int grow_ptrs(void ***v, size_t n, size_t *cap) {
 static void type_from_chunk(stats *st, const char *hex, size_t n, const char *raw, cli_type *out) {
   int64_t id = 0;
   const rsc_chunk *c = NULL;
-  for (size_t i = 0; i < n && id <= INT32_MAX; i++) id = id * 16 + hex_value((unsigned char)hex[i]);
+  for (size_t i = 0; i < n && id <= INT32_MAX; i++) id = id * 16 + rsc__hex_digit((uint8_t)hex[i]);
   if (st->d && n && id <= INT32_MAX) c = rsc_decoder_chunk(st->d, id);
   if (c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED) {
     cli_describe_type(rsc_chunk_value(c), out);
@@ -277,7 +264,7 @@ static void type_from_chunk(stats *st, const char *hex, size_t n, const char *ra
 
 static int all_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (hex_value((unsigned char)s[i]) < 0) return 0;
+    if (rsc__hex_digit((uint8_t)s[i]) < 0) return 0;
   return n > 0;
 }
 
@@ -601,8 +588,9 @@ static void report_row_types(const stats *st, uint64_t total) {
   for (size_t i = 0; i < n; i++) {
     unsigned char t = order[i];
     char label[64];
-    if (strcmp(tag_label(t), "other tag") == 0) snprintf(label, sizeof label, "%c (other tag)", t);
-    else snprintf(label, sizeof label, "%s", tag_label(t));
+    const char *l = tag_label(t, label, sizeof label);
+    if (strcmp(l, "other tag") == 0) snprintf(label, sizeof label, "%c (other tag)", t);
+    else if (l != label) snprintf(label, sizeof label, "%s", l);
     printf("  ");
     put_cell(label, 28);
     printf(" %8llu %10llu %6.1f%%\n", (unsigned long long)st->tag_rows[t],
@@ -736,7 +724,10 @@ static chunk_stat *group_chunks(const stats *st, size_t *count) {
   return c;
 }
 
-static int is_binary_tag(unsigned char t) { return t && strchr("AOoUSsLlGgMmVb", t) != NULL; }
+static int is_binary_tag(unsigned char t) {
+  size_t elem;
+  return rsc__binary_tag_kind(t, &elem) >= 0;
+}
 
 static void report_chunks(const stats *st, uint64_t total, size_t top, size_t nchunks,
                           const chunk_stat *c) {
@@ -745,10 +736,10 @@ static void report_chunks(const stats *st, uint64_t total, size_t top, size_t nc
          "row type", "rows", "bytes", "%", "starts with");
   for (size_t i = 0; i < nchunks && i < top; i++) {
     const row *big = &st->rows.v[c[i].largest];
-    char id[32];
+    char id[32], label[64];
     snprintf(id, sizeof id, "%llx", (unsigned long long)c[i].id);
     printf("  %-6s ", id);
-    put_cell(tag_label(big->tag), 20);
+    put_cell(tag_label(big->tag, label, sizeof label), 20);
     printf(" %5zu %9llu %6.1f%%  ", c[i].rows, (unsigned long long)c[i].bytes, pct(c[i].bytes, total));
     if (is_binary_tag(big->tag)) printf("(%zu bytes of binary)", big->dlen);
     else put_preview(st->buf + big->data, big->dlen, 44);
