@@ -513,7 +513,7 @@ Test(revive, omitted_value_as_a_whole_row) {
  * its previousBlockedChunk after it resolves, so what comes later (a text
  * row's value, a model row, the close or the error, "Connection closed."
  * at the end) follows it at once then, and a text row enqueues its own
- * value. Found by tools/flightgen.py payloads; every expected dump is
+ * value. Found by tests/conformance/flightgen.py payloads; every expected dump is
  * React 19.3.1's client's. */
 Test(revive, readable_stream_items_after_a_blocked_one) {
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n1:T1,x2:\"y\"\n1:C\n",
@@ -625,7 +625,7 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
  * without its "$" slot (ARR_NO_MARKER): references into it, late slots,
  * paths through it and the element scopes its marker opens behave as with
  * the slot. Every expected dump is React 19.3.1's client's
- * (tools/differential.py); the development rows keep the slot. */
+ * (tests/conformance/differential.py); the development rows keep the slot. */
 Test(revive, tuples_without_their_marker_slot) {
   static const struct {
     const char *in, *want;
