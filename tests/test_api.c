@@ -113,7 +113,7 @@ Test(api, values_and_kinds) {
 /* Keys keep their length wherever they were made: simdjson's rows, rows
  * only the fallback parser reads (a lone surrogate, 1e400), duplicate keys
  * merged, index keys moved first. (An iterator's {done, value}, whose keys
- * are static, is read by key in api::streams.) */
+ * are static, is read by key in chunks::streams.) */
 Test(api, object_keys_keep_their_length) {
   rsc_decoder *d = decode_str(
       "0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
