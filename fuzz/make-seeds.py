@@ -2,7 +2,7 @@
 """make-seeds.py OUTDIR - the seed corpora from fixtures/**/*.rsc.
 
 Writes OUTDIR/frame (2 option bytes + payload) and OUTDIR/decode (4 option
-bytes + payload; fuzz_walk uses it too). Development fixtures get the DEV
+bytes + payload; fuzz_walk uses it too), the corpus format of fuzz/README.md. Development fixtures get the DEV
 flag; a second copy of small fixtures is fed in random pieces. Fixtures
 over 256 KiB are left out: libFuzzer would truncate them to -max_len and
 they only slow the start-up (the rest cover the same shapes)."""

@@ -116,7 +116,7 @@ Test(api, values_and_kinds) {
 /* Keys keep their length wherever they were made: simdjson's rows, rows
  * only the fallback parser reads (a lone surrogate, 1e400), duplicate keys
  * merged, index keys moved first. (An iterator's {done, value}, whose keys
- * are static, is read by key in api::streams.) */
+ * are static, is read by key in chunks::streams.) */
 Test(api, object_keys_keep_their_length) {
   rsc_decoder *d = decode_str(
       "0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
@@ -334,73 +334,6 @@ Test(api, one_shot_equals_streaming) {
   rsc_decoder_free(b);
 }
 
-Test(api, chunk_table) {
-  rsc_decoder *d = decode_str("2:\"two\"\n0:{\"a\":\"$L5\"}\n", 0);
-  cr_expect_eq(rsc_decoder_chunk_count(d), 3);
-  cr_expect_eq(rsc_chunk_id(rsc_decoder_chunk_at(d, 0)), 0, "the root is created first");
-  cr_expect_null(rsc_decoder_chunk(d, 7));
-  const rsc_chunk *five = rsc_decoder_chunk(d, 5);
-  cr_assert_not_null(five);
-  cr_expect_eq(rsc_chunk_status(five), RSC_CHUNK_REJECTED, "never arrived");
-  cr_expect_str_eq(rsc_error_message(rsc_chunk_reason(five)), "Connection closed.");
-  /* Row 2 arrived but nothing read it: a read parses it. */
-  const rsc_chunk *two = rsc_decoder_chunk(d, 2);
-  cr_expect_eq(rsc_chunk_status(two), RSC_CHUNK_FULFILLED);
-  cr_expect_str_eq(str(rsc_chunk_value(two)), "two");
-  rsc_decoder_free(d);
-}
-
-/* Ids near the count index an array, others a hash table; an id hashed
- * while far moves to the array when the array grows past it. */
-Test(api, chunk_ids_near_and_far) {
-  char buf[8192];
-  size_t n = (size_t)snprintf(buf, sizeof buf, "c8:\"x\"\n7fffffff:\"far\"\n");
-  for (int i = 1; i <= 300; i++) n += (size_t)snprintf(buf + n, sizeof buf - n, "%x:%d\n", i == 200 ? 301 : i, i);
-  n += (size_t)snprintf(buf + n, sizeof buf - n, "0:[\"$c8\",\"$7fffffff\",\"$96\",\"$12d\",\"$L1000\"]\n");
-  cr_assert_lt(n, sizeof buf);
-  rsc_decoder *d = decode_str(buf, 0);
-  cr_assert_eq(rsc_chunk_status(rsc_decoder_root(d)), RSC_CHUNK_FULFILLED);
-  const rsc_node *root = root_value(d);
-  cr_expect_str_eq(str(rsc_node_at(root, 0)), "x");
-  cr_expect_str_eq(str(rsc_node_at(root, 1)), "far");
-  cr_expect_eq(rsc_node_number(rsc_node_at(root, 2)), 150);
-  cr_expect_eq(rsc_node_number(rsc_node_at(root, 3)), 200);
-  cr_expect_eq(rsc_decoder_chunk_count(d), 304);
-  for (int64_t id = 1; id <= 301; id++) {
-    const rsc_chunk *c = rsc_decoder_chunk(d, id);
-    cr_assert_not_null(c, "chunk %lld", (long long)id);
-    cr_expect_eq(rsc_chunk_id(c), id);
-  }
-  cr_expect_not_null(rsc_decoder_chunk(d, 0x1000));
-  cr_expect_null(rsc_decoder_chunk(d, 302));
-  cr_expect_null(rsc_decoder_chunk(d, 0x7ffffffe));
-  cr_expect_null(rsc_decoder_chunk(d, -1));
-  /* A reset empties both. */
-  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
-  cr_expect_null(rsc_decoder_chunk(d, 0xc8));
-  cr_expect_null(rsc_decoder_chunk(d, 0x7fffffff));
-  cr_expect_null(rsc_decoder_chunk(d, 5));
-  rsc_decoder_free(d);
-}
-
-Test(api, partial_streams_halt) {
-  rsc_decoder *d = decode_str("0:{\"a\":\"$@1\"}\n", RSC_OPT_ALLOW_PARTIAL);
-  cr_expect_eq(rsc_chunk_status(rsc_decoder_chunk(d, 1)), RSC_CHUNK_HALTED);
-  rsc_decoder_free(d);
-}
-
-Test(api, streams) {
-  rsc_decoder *d = decode_str("1:x\n0:\"$1\"\n1:T1,a1:{\"b\":1}\n2:\"ret\"\n1:C\"$2\"\n", 0);
-  const rsc_node *s = root_value(d);
-  cr_assert_eq(rsc_node_kind(s), RSC_STREAM);
-  cr_expect_eq(rsc_stream_kind_of(s), RSC_STREAM_ITERATOR);
-  cr_assert_eq(rsc_stream_len(s), 2);
-  cr_expect_str_eq(str(rsc_stream_at(s, 0)), "a");
-  cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
-  cr_expect_str_eq(str(rsc_stream_end_value(s)), "ret");
-  rsc_decoder_free(d);
-}
-
 static size_t alloc_calls, free_calls;
 static void *count_malloc(void *ctx, size_t n) {
   (void)ctx;
@@ -434,19 +367,6 @@ Test(api, custom_allocator_is_used) {
   cr_expect_eq(rsc_decoder_bytes(d), strlen(in));
   rsc_decoder_free(d);
   cr_expect_gt(free_calls, 0);
-}
-
-/* An async iterator item that revives to undefined is an item (found by
- * fuzz_walk: rsc_stream_at returned NULL for it). */
-Test(api, undefined_iterator_items) {
-  rsc_decoder *d = decode_str("1:x\n0:\"$1\"\n1:\"$undefined\"\n1:C\n", 0);
-  const rsc_node *s = root_value(d);
-  cr_assert_eq(rsc_stream_len(s), 1);
-  cr_expect_eq(rsc_node_kind(rsc_stream_at(s, 0)), RSC_UNDEFINED);
-  cr_expect_null(rsc_stream_at(s, 1));
-  cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
-  cr_expect_eq(rsc_node_kind(rsc_stream_end_value(s)), RSC_UNDEFINED);
-  rsc_decoder_free(d);
 }
 
 /* A reset clears the sticky error, the chunks and the mode (a dev row seen

@@ -6,11 +6,11 @@ names), odd kinds, errors.
 Also the streaming Decoder fed the same inputs in random pieces: its
 Python values at the end equal its own C dump.
 
-python/tests/corpus holds 1,052 inputs of fuzz_decode's corpus (which is
-not in git): every 18th by name, the 23 that once differed through loads (a
-byte stream item that was no bytes, a wrapper met again below a value with
-identity, Sets that Python orders otherwise) and 4 that did through the
-Decoder (a hint code byte that is no character, a promise ending blocked, a
+fuzz/python-sample holds 1,052 inputs of fuzz_decode's corpus (the
+format in fuzz/README.md): every 18th by name, the 23 that once differed
+through loads (a byte stream item that was no bytes, a wrapper met again
+below a value with identity, Sets that Python orders otherwise) and 4 that
+did through the Decoder (a hint code byte that is no character, a promise ending blocked, a
 module reference's metadata waiting on a later row). RSC_FUZZ_CORPUS=DIR
 runs a whole corpus instead (e.g. fuzz/corpus-decode after a fuzzing run)."""
 
@@ -27,7 +27,7 @@ import rscflight as R
 import pydump
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.environ.get("RSC_FUZZ_CORPUS") or os.path.join(HERE, "corpus")
+CORPUS = os.environ.get("RSC_FUZZ_CORPUS") or os.path.join(HERE, "..", "..", "fuzz", "python-sample")
 FILES = sorted(glob.glob(os.path.join(CORPUS, "*")))
 
 

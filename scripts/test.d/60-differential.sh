@@ -5,8 +5,8 @@
 # and 12,000 such payloads with one small mutation each, half of them
 # development ones too (a row dropped,
 # repeated or moved, a "$" form or a reference changed, a byte replaced,
-# a row cut; tools/differential.py, tools/flightgen.py): a payload that decodes
-# differently and is not listed in tools/differential-known.txt fails the
+# a row cut; tests/conformance/differential.py, tests/conformance/flightgen.py): a payload that decodes
+# differently and is not listed in tests/conformance/differential-known.txt fails the
 # run, and so does a listed one that no longer differs. Needs Node 20 (the
 # engine React's client runs on: other versions word JSON.parse's errors
 # otherwise) and the npm registry for fixtures/gen's pinned packages.
@@ -20,8 +20,8 @@ fi
 if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
   (cd fixtures/gen && npm ci --no-audit --no-fund --loglevel=error)
 fi
-PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
-  --corpus fuzz/replay.tar.xz --permute 8 --generate 6000 --mutate 6000 --known tools/differential-known.txt
+PYTHONPATH=build/python /usr/bin/python3 tests/conformance/differential.py \
+  --corpus fuzz/replay.tar.xz --permute 8 --generate 6000 --mutate 6000 --known tests/conformance/differential-known.txt
 # and 6,000 generated development payloads, 6,000 mutated ones
-PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \
-  --generate 6000 --generate-dev --mutate 6000 --seed 2 --known tools/differential-known.txt
+PYTHONPATH=build/python /usr/bin/python3 tests/conformance/differential.py \
+  --generate 6000 --generate-dev --mutate 6000 --seed 2 --known tests/conformance/differential-known.txt

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Differential check: rscflight against React's own client, payload by payload.
 
-    PYTHONPATH=build/python /usr/bin/python3 tools/differential.py \\
-        [--corpus fuzz/replay.tar.xz] [--known tools/differential-known.txt] \\
+    PYTHONPATH=build/python /usr/bin/python3 tests/conformance/differential.py \\
+        [--corpus fuzz/replay.tar.xz] [--known tests/conformance/differential-known.txt] \\
         [--permute K] [--generate N] [--seed S] [--report OUT.json] [--write-known] [--show N] \\
         [--dev] [--bundler turbopack|parcel|rspack] [FILE...]
 
@@ -16,7 +16,7 @@ numbers as doubles).
 Payloads: FILE arguments (raw payload bytes), with --permute K each fixture
 of React 19.3.1's server with its rows shuffled K times (a server streaming
 the same rows in another order), with --generate N random well-formed
-payloads using every "$" form and row kind (tools/flightgen.py; a third of
+payloads using every "$" form and row kind (tests/conformance/flightgen.py; a third of
 them cut short at a row boundary and decoded as partial streams), and with
 --corpus the inputs
 of the fuzz harnesses kept in fuzz/replay.tar.xz (decode/ and walk/), whose
@@ -101,7 +101,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 WORKER = os.path.join(ROOT, "fixtures", "gen", "lib", "decode-worker.js")
 
 import rscflight  # noqa: E402  (PYTHONPATH=build/python)
@@ -627,7 +627,7 @@ def main(argv=None):
                     help="also each 19.3.1 fixture with its rows in K random orders")
     ap.add_argument("--seed", type=int, default=1, help="for --permute and --generate (default 1)")
     ap.add_argument("--generate", type=int, default=0, metavar="N",
-                    help="also N random well-formed payloads (tools/flightgen.py)")
+                    help="also N random well-formed payloads (tests/conformance/flightgen.py)")
     ap.add_argument("--generate-dev", action="store_true",
                     help="generate development payloads (owners, stacks, debug rows)")
     ap.add_argument("--mutate", type=int, default=0, metavar="N",
@@ -780,7 +780,7 @@ def main(argv=None):
     if args.write_known and args.known:
         with open(args.known, "w") as f:
             f.write("# Payloads (SHA-1 of payload + dev and partial bytes) on which rscflight's dump\n"
-                    "# differs from React 19.3.1's client, with why: tools/differential.py.\n")
+                    "# differs from React 19.3.1's client, with why: tests/conformance/differential.py.\n")
             lines = {}
             for sha, why in known.items():  # payloads of other sets stay
                 if sha not in outcome:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random well-formed Flight payloads, for the differential check.
 
-    /usr/bin/python3 tools/flightgen.py --count 500 --seed 1 OUTDIR
+    /usr/bin/python3 tests/conformance/flightgen.py --count 500 --seed 1 OUTDIR
 
 Each payload is what a production server could write, in an order it may
 not: a root row and rows it reaches, whose values use every "$" form the
