@@ -212,7 +212,7 @@ void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_path *path
   m->depth = depth;
 }
 
-/* ---- splitting a reference into keys ---------------------------------------- */
+/* ---- splitting a reference into keys (rsc__split_path, path.h) ------------- */
 
 /* The ':' of eight bytes (a little-endian word) as the high bits of their
  * bytes: a byte of w XOR ':' is zero exactly there, and this zero-byte test
@@ -225,10 +225,9 @@ static inline uint64_t colon_bits(const char *s) {
   return ~(((x & low7) + low7) | x | low7);
 }
 
-/* Finds the ':' of s[0, len): the first cap offsets go to pos; returns how
- * many there are. Reference paths are read for every deduplicated object
+/* rsc__find_colons (path.h). Reference paths are read for every deduplicated object
  * ("$0:props:children:1:props:users:93"), so eight bytes at a time. */
-static uint32_t find_colons(const char *s, size_t len, uint32_t *pos, uint32_t cap) {
+uint32_t rsc__find_colons(const char *s, size_t len, uint32_t *pos, uint32_t cap) {
   uint32_t n = 0;
   size_t i = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -257,73 +256,3 @@ static uint32_t find_colons(const char *s, size_t len, uint32_t *pos, uint32_t c
   }
   return n;
 }
-
-/* Splits "id:k1:k2" into its keys (after the id), in *path. Deduplicated
- * objects come back as runs of paths that differ in their last key only,
- * so a path that repeats the last one up to its last ':' takes its keys
- * but the last from it: the same array (rsc_path.head), whose keys point
- * into the earlier text (the same bytes, which live as long). Otherwise
- * only the rest is split. false: a limit or out of memory (recorded). */
-bool rsc__split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
-                     rsc_path *path) {
-  struct split_cache *sc = &d->paths.split;
-  uint32_t small[16];
-  uint32_t *pos = small;
-  bool sharing = sc->n && len > sc->last && !d->paths.plain_paths &&
-                 memcmp(ref, sc->text, sc->last + 1) == 0;
-  size_t from = sharing ? sc->last + 1 : 0;
-  uint32_t found = find_colons(ref + from, len - from, pos, 16);
-  memset(path, 0, sizeof *path);
-  if (sharing && !found) {
-    /* The common case of a run: only the last key is new. */
-    *id_len = sc->id_len;
-    path->head = sc->head;
-    path->last_s = ref + from;
-    path->last_n = (uint32_t)(len - from);
-    path->n = sc->n;
-    return true;
-  }
-  /* Keys: the shared ones and the one the scan starts in, then one after
-   * each colon found (without sharing, the first colon ends the id). */
-  uint32_t shared = sharing ? sc->n - 1 : 0;
-  uint32_t n = sharing ? shared + 1 + found : found;
-  *id_len = sharing ? sc->id_len : found ? pos[0] : len;
-  if (!n) return true;
-  if (n > d->opt.limits.max_path_hops) {
-    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "reference path too long");
-    return false;
-  }
-  if (found > 16) {
-    pos = (uint32_t *)rsc__alloc(d, found * sizeof *pos);
-    if (!pos) return false;
-    (void)find_colons(ref + from, len - from, pos, found);
-  }
-  /* All n keys, the last one included: the array is made once per run. */
-  rsc_key *keys = (rsc_key *)rsc__alloc(d, n * sizeof *keys);
-  if (!keys) return false;
-  uint32_t k = 0;
-  if (sharing) {
-    memcpy(keys, sc->head, shared * sizeof *keys);
-    k = shared;
-    size_t end = found ? from + pos[0] : len;
-    keys[k].s = ref + from;
-    keys[k].n = (uint32_t)(end - from);
-    k++;
-  }
-  for (uint32_t c = 0; c < found; c++, k++) {
-    size_t start = from + pos[c] + 1, end = c + 1 < found ? from + pos[c + 1] : len;
-    keys[k].s = ref + start;
-    keys[k].n = (uint32_t)(end - start);
-  }
-  if (found) sc->last = from + pos[found - 1];
-  sc->text = ref;
-  sc->id_len = *id_len;
-  sc->head = keys;
-  sc->n = n;
-  path->head = keys;
-  path->last_s = keys[n - 1].s;
-  path->last_n = keys[n - 1].n;
-  path->n = n;
-  return true;
-}
-
