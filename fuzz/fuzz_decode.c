@@ -167,7 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
    * second (memory is reused, state is not). This time every reference
    * path is split whole and walked from its root: the split cache and the
    * path memo must not change a thing. */
-  d->plain_paths = true;
+  d->paths.plain_paths = true;
   FUZZ_CHECK(rsc_decoder_reset(d) == RSC_OK);
   char *dump3;
   rsc_error err3;

@@ -5,12 +5,20 @@
  * a chunk whose revived value still waits on others is blocked until its
  * scope's dependency count drops to zero. Waking listeners runs from an
  * explicit job stack rather than recursion, so a chain of 10^5 rows each
- * waiting on the next settles without deepening the C stack. */
+ * waiting on the next settles without deepening the C stack.
+ *
+ * Calls path.c (a waiting reference's path, when its chunk settles),
+ * collections.c (its map function) and, against the flow, revive.c by
+ * one function: initialising a chunk revives its stored row (rsc__revive),
+ * as React's initializeModelChunk does. The walk calls here to get, read
+ * and wait on chunks. */
 #include "chunks.h"
 #include "json.h"
 
 #include <math.h>
 
+#include "collections.h"
+#include "path.h"
 #include "revive.h"
 
 /* Nested chunk initialisations allowed (a backward reference chain). */
@@ -176,67 +184,6 @@ rsc_chunk *rsc__get_chunk(rsc_decoder *d, int64_t id) {
   c->ended = CE_MISSING;
   if (!partial) c->reason = d->closed_error;
   return c;
-}
-
-/* ---- values references placed (RSC_OPT_TRACK_SHARED) ------------------------ */
-
-/* The slot and the filter bit come from different bits of one hash. */
-static inline uint64_t shared_hash(uintptr_t id) { return rsc__hash_final((uint64_t)id); }
-
-/* The filter bit: the hash's high half first (its low bits pick the slot). */
-static inline size_t filter_bit(const struct shared_set *s, uint64_t h) {
-  return (size_t)((h >> 32) | (h << 32)) & (s->cap * 8 - 1);
-}
-
-static inline bool filter_has(const struct shared_set *s, uint64_t h) {
-  size_t bit = filter_bit(s, h);
-  return (s->filter[bit / 64] >> (bit % 64)) & 1;
-}
-
-static inline void filter_add(struct shared_set *s, uint64_t h) {
-  size_t bit = filter_bit(s, h);
-  s->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
-}
-
-static bool shared_has(const struct shared_set *s, uintptr_t id, uint64_t h) {
-  if (!s->count || !filter_has(s, h)) return false;
-  for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
-    if (s->slot[i] == id) return true;
-  return false;
-}
-
-/* Into a set with room (load at most 1/2). */
-static void shared_insert(struct shared_set *s, uintptr_t id, uint64_t h) {
-  size_t i = (size_t)h & (s->cap - 1);
-  while (s->slot[i]) i = (i + 1) & (s->cap - 1);
-  s->slot[i] = id;
-  filter_add(s, h);
-  s->count++;
-}
-
-void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
-  struct shared_set *s = &d->shared;
-  uint64_t h = shared_hash(id);
-  if (shared_has(s, id, h)) return;
-  if ((s->count + 1) * 2 > s->cap) {
-    /* Arena memory: the old tables stay behind until the reset. */
-    size_t cap = s->cap ? s->cap * 2 : 64;
-    uintptr_t *slot = (uintptr_t *)rsc__alloc(d, cap * sizeof *slot);
-    uint64_t *filter = slot ? (uint64_t *)rsc__alloc(d, cap) : NULL; /* cap * 8 bits */
-    if (!filter) return; /* the arena recorded the failure */
-    memset(slot, 0, cap * sizeof *slot);
-    memset(filter, 0, cap);
-    struct shared_set old = *s;
-    *s = (struct shared_set){slot, filter, cap, 0};
-    for (size_t i = 0; i < old.cap; i++)
-      if (old.slot[i]) shared_insert(s, old.slot[i], shared_hash(old.slot[i]));
-  }
-  shared_insert(s, id, h);
-}
-
-int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
-  if (!d || !(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 1;
-  return shared_has(&d->shared, id, shared_hash(id));
 }
 
 /* ---- listeners and the wake loop ---------------------------------------- */
@@ -714,8 +661,8 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   c->json_failed = 0;
   d->initializing_chunk = c;
   d->init_depth++;
-  bool prev_reaches = d->revive_reaches;
-  d->revive_reaches = false;
+  bool prev_reaches = d->walk.reaches;
+  d->walk.reaches = false;
   rsc_node thrown;
   bool ok;
   /* The root's holder ({"": root} in React) outlives this call: a
@@ -735,7 +682,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   }
   /* Known before the chunk settles: a listener or the consumer hook may
    * read chunks that wrap this one (revive.c asks). */
-  c->reaches = d->revive_reaches || !ok;
+  c->reaches = d->walk.reaches || !ok;
   if (ok) {
     /* The scope knows its chunk and value before the references that c
      * made to itself are filled (React's initializeModelChunk): filling
@@ -770,7 +717,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
   /* A value built from its own row alone, with no wrapper and no reference,
    * holds nothing a read-through would have to read. */
   c->reaches |= !ok;
-  d->revive_reaches = prev_reaches || c->reaches;
+  d->walk.reaches = prev_reaches || c->reaches;
   d->init_depth--;
   d->initializing_handler = prev_handler;
   d->initializing_chunk = prev_chunk;

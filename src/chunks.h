@@ -42,15 +42,6 @@ rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int dep
 bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
                        rsc_stream *s, rsc_chunk *target, rsc_node value);
 
-/* A reference placed v (RSC_OPT_TRACK_SHARED): v's identity, if it has
- * one, joins the set rsc_decoder_shares reads. */
-void rsc__note_shared_slow(rsc_decoder *d, uintptr_t identity);
-static inline void rsc__note_shared(rsc_decoder *d, const rsc_node *v) {
-  if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return;
-  uintptr_t id = rsc_node_identity(v);
-  if (id) rsc__note_shared_slow(d, id);
-}
-
 /* Brent's cycle check along a chain of lazies being unwrapped: true when
  * c was met before. React unwraps fulfilled lazies in a loop that never
  * ends on a cycle of them (1:"$L1", then "$1"); here the caller stops.

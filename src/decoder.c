@@ -12,6 +12,7 @@
 #include "settle.h"
 #include "frame.h"
 #include "json.h"
+#include "path.h"
 #include "revive.h"
 #include "rowtags.h"
 #include "utf8.h"
@@ -169,9 +170,9 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   d->table.order_cap = keep.table.order_cap;
   d->jobs = keep.jobs;
   d->jobs_cap = keep.jobs_cap;
-  d->walk = keep.walk;
-  d->walk_cap = keep.walk_cap;
-  d->plain_paths = keep.plain_paths;
+  d->walk.frames = keep.walk.frames;
+  d->walk.cap = keep.walk.cap;
+  d->paths.plain_paths = keep.paths.plain_paths;
   d->feeds = keep.feeds; /* counts on: what the JSON stage found ahead in a
                             feed before the reset is never taken for a later one */
   if (!start_stream(d, keep.hash_seed)) {
@@ -205,10 +206,10 @@ static void warm_trim(rsc_decoder *d) {
     d->jobs = NULL;
     d->jobs_cap = 0;
   }
-  if (d->walk_cap > WARM_MAX_STACK) {
-    rsc__heap_free(&d->opt.alloc, d->walk);
-    d->walk = NULL;
-    d->walk_cap = 0;
+  if (d->walk.cap > WARM_MAX_STACK) {
+    rsc__heap_free(&d->opt.alloc, d->walk.frames);
+    d->walk.frames = NULL;
+    d->walk.cap = 0;
   }
 }
 
@@ -233,7 +234,7 @@ static void decoder_destroy(rsc_decoder *d) {
   rsc__heap_free(&al, d->table.slots);
   rsc__heap_free(&al, d->table.order);
   rsc__heap_free(&al, d->jobs);
-  rsc__heap_free(&al, d->walk);
+  rsc__heap_free(&al, d->walk.frames);
   rsc__arena_free(&d->arena);
   rsc__arena_free(&d->strings);
   rsc__heap_free(&al, d);

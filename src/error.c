@@ -1,5 +1,6 @@
 /* error.c - the bottom of the library: the sticky decode error, and the
- * allocation and value-limit failures every stage reports through it.
+ * allocation and value-limit failures every stage reports through it, and
+ * the error messages more than one stage gives.
  * Every stage may call here; this file calls only the framer (to close its
  * one-byte fast path once the decoder has failed) and the arenas. */
 #include "frame.h"
@@ -39,6 +40,13 @@ rsc_node *rsc__alloc_nodes_slow(rsc_decoder *d, size_t n) {
   if (n > SIZE_MAX / sizeof(rsc_node)) return (rsc_node *)rsc__alloc_fail(d);
   return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
 }
+
+const char rsc__generic_error[] =
+    "An error occurred in the Server Components render. The specific message is omitted in "
+    "production builds to avoid leaking sensitive details. A digest property is included on "
+    "this error instance which may provide additional details about the nature of the error.";
+const char rsc__dev_default_error[] =
+    "An error occurred in the Server Components render but no message was provided";
 
 rsc_node rsc__error_node(rsc_decoder *d, const char *msg, const char *digest) {
   rsc_errval *e = (rsc_errval *)rsc__alloc(d, sizeof *e);

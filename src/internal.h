@@ -164,7 +164,7 @@ typedef struct rsc_key {
 /* A reference's path: its keys after the id. Deduplicated objects come as
  * runs of paths that differ in their last key only ("$0:props:users:3",
  * "$0:props:users:4"), so the keys before the last are an array the paths
- * of a run share (revive.c's split_path), and the last is the path's own. */
+ * of a run share (path.c, rsc__split_path), and the last is the path's own. */
 typedef struct rsc_path {
   const rsc_key *head;  /* keys 0 .. n-2                                    */
   const char *last_s;   /* key n-1                                          */
@@ -319,8 +319,61 @@ typedef struct chunk_table {
   size_t order_cap;
 } chunk_table;
 
-/* Keys of a reference path prefix the path memo keeps (revive.c). */
+/* Keys of a reference path prefix the path memo keeps (path.c). */
 #define RSC_MEMO_DEPTH 8
+
+/* Reference paths (path.c): the key indexes of wide objects, the split
+ * cache, the path memo and what the walk under way notes for it. */
+struct rsc_paths {
+  /* key indexes of wide objects that paths step into, by members array;
+   * arena memory */
+  struct wide_index *wide;
+  uint32_t wide_cap, wide_count;
+  /* the last reference path split: the next one that repeats it up to
+   * its last ':' takes those keys from it */
+  struct split_cache {
+    const char *text; /* the reference after "$", as split               */
+    size_t last;      /* offset of its last ':'                           */
+    size_t id_len;
+    const rsc_key *head; /* its keys but the last (rsc_path.head)          */
+    uint32_t n;       /* keys; 0: nothing cached                          */
+  } split;
+  /* the prefix (all keys but the last) of the last reference path walked
+   * from a chunk's value, with the slots it read (path memo) */
+  struct path_memo {
+    rsc_node root;                    /* the value the walk started from    */
+    const char *text;                 /* the prefix's keys, as written      */
+    size_t text_len;
+    uint32_t depth;                   /* keys in the prefix; 0: no memo     */
+    const rsc_node *slot[RSC_MEMO_DEPTH]; /* where each step read its value */
+    rsc_node seen[RSC_MEMO_DEPTH];    /* and what it read there             */
+    rsc_node value[RSC_MEMO_DEPTH];   /* seen, or where its one lazy led    */
+    bool hopped;                      /* the prefix went through a lazy     */
+  } memo;
+  /* what the walk under way notes for the memo: here, not on the C stack,
+   * since walks nest as deep as chunk initialisations do; a nested walk
+   * bumps gen, and the walk it interrupted then records nothing */
+  struct path_notes {
+    uint32_t gen;
+    const rsc_node *slot[RSC_MEMO_DEPTH];
+    rsc_node seen[RSC_MEMO_DEPTH], led[RSC_MEMO_DEPTH];
+  } notes;
+  /* tests and fuzzing: split every path whole and walk it from its root
+   * (no split cache, no memo), to compare the two; kept across reset */
+  bool plain_paths;
+};
+
+/* The revive walk (revive.c): its stack of open containers (an explicit
+ * stack; a walk nested in another, a reference initialising a chunk,
+ * stacks above it) and what the walk under way learned. */
+struct rsc_walk {
+  struct walk_frame *frames;
+  size_t len, cap;
+  bool reaches;         /* the walk under way met a wrapper or a reference */
+  uint32_t lazy_serial; /* "$L" strings made so far: each is its own lazy
+                           object in React, one Map or Set key each (the
+                           LAZY node's len; copies of a node share it)    */
+};
 
 struct rsc_decoder {
   rsc_options opt;
@@ -342,12 +395,8 @@ struct rsc_decoder {
   rsc_scope *initializing_handler;
   rsc_chunk *initializing_chunk;
   uint32_t init_depth;  /* nested chunk initialisations (C stack guard)   */
-  bool revive_reaches;  /* the walk under way met a wrapper or a reference */
   bool has_iterables;   /* an X or x row started a stream: model rows may be
                            an iterable's items (decoder.c, iterable_stream) */
-  uint32_t lazy_serial; /* "$L" strings made so far: each is its own lazy
-                           object in React, one Map or Set key each (the
-                           LAZY node's len; copies of a node share it)    */
   /* The bytes being framed now (feed), or NULL: the JSON stage may look
    * ahead at the rows they hold (json_shim.cpp, batches); feeds counts
    * the feeds, so that nothing it found ahead outlives the feed. */
@@ -366,32 +415,11 @@ struct rsc_decoder {
   struct wake_job *jobs;
   size_t jobs_len, jobs_cap;
   bool waking;
-  /* the revive walk's open containers (explicit stack, revive.c); a walk
-   * nested in another (a reference initialising a chunk) stacks above it */
-  struct walk_frame *walk;
-  size_t walk_len, walk_cap;
-  /* key indexes of wide objects that paths step into (revive.c), by
-   * members array; arena memory */
-  struct wide_index *wide;
-  uint32_t wide_cap, wide_count;
-  /* the prefix (all keys but the last) of the last reference path walked
-   * from a chunk's value, with the slots it read (revive.c, path memo) */
-  struct path_memo {
-    rsc_node root;                    /* the value the walk started from    */
-    const char *text;                 /* the prefix's keys, as written      */
-    size_t text_len;
-    uint32_t depth;                   /* keys in the prefix; 0: no memo     */
-    const rsc_node *slot[RSC_MEMO_DEPTH]; /* where each step read its value */
-    rsc_node seen[RSC_MEMO_DEPTH];    /* and what it read there             */
-    rsc_node value[RSC_MEMO_DEPTH];   /* seen, or where its one lazy led    */
-    bool hopped;                      /* the prefix went through a lazy     */
-  } memo;
-  /* tests and fuzzing: split every path whole and walk it from its root
-   * (no split cache, no memo), to compare the two; kept across reset */
-  bool plain_paths;
+  struct rsc_walk walk;   /* revive.c */
+  struct rsc_paths paths; /* path.c */
   uint32_t force_epoch; /* read-throughs so far (settle.c, force_mark)       */
-  /* RSC_OPT_TRACK_SHARED: identities a reference placed (open addressing,
-   * load at most 1/2; arena memory, so a reset empties it), behind a
+  /* RSC_OPT_TRACK_SHARED (shared.c): identities a reference placed (open
+   * addressing, load at most 1/2; arena memory, so a reset empties it), behind a
    * filter of cap * 8 bits: most identities a converter asks about are
    * absent, and the filter, an eighth of the slots' size, answers those
    * (the slots missed the cache in Python's loads) */
@@ -400,23 +428,6 @@ struct rsc_decoder {
     uint64_t *filter; /* a bit per identity, from the hash's high half */
     size_t cap, count;
   } shared;
-  /* the last reference path split (revive.c): the next one that repeats
-   * it up to its last ':' takes those keys from it */
-  struct split_cache {
-    const char *text; /* the reference after "$", as split               */
-    size_t last;      /* offset of its last ':'                           */
-    size_t id_len;
-    const rsc_key *head; /* its keys but the last (rsc_path.head)          */
-    uint32_t n;       /* keys; 0: nothing cached                          */
-  } split;
-  /* what the walk under way notes for the memo: here, not on the C stack,
-   * since walks nest as deep as chunk initialisations do; a nested walk
-   * bumps gen, and the walk it interrupted then records nothing */
-  struct path_notes {
-    uint32_t gen;
-    const rsc_node *slot[RSC_MEMO_DEPTH];
-    rsc_node seen[RSC_MEMO_DEPTH], led[RSC_MEMO_DEPTH];
-  } notes;
 };
 
 /* ---- shared helpers ---------------------------------------------------- */

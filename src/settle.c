@@ -9,6 +9,7 @@
 
 #include "chunks.h"
 #include "idmap.h"
+#include "path.h"
 #include "revive.h"
 
 /* The dump's walk without printing: pre-order, children left to right, each

@@ -594,11 +594,11 @@ Test(alloc, a_kept_decoder_gives_back_a_deep_walk_stack) {
   rsc_decoder *d = rsc_decoder_new(NULL);
   cr_assert_eq(rsc_decoder_feed(d, b, k), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-  cr_assert_gt(d->walk_cap, 4096);
+  cr_assert_gt(d->walk.cap, 4096);
   rsc_decoder_free(d);
   rsc_decoder *again = rsc_decoder_new(NULL);
   cr_expect_eq(again, d, "kept");
-  cr_expect_leq(again->walk_cap, 4096);
+  cr_expect_leq(again->walk.cap, 4096);
   cr_assert_eq(rsc_decoder_feed(again, b, k), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(again), RSC_OK);
   rsc_decoder_free(again);

@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "chunks.h"
 #include "json.h"
+#include "path.h"
 #include "revive.h"
 #include "settle.h"
 #include "support.h"
@@ -713,7 +714,7 @@ static char *decode_paths(const char *in, bool plain) {
   rsc_options_init(&opt);
   rsc_decoder *d = rsc_decoder_new(&opt);
   cr_assert(d);
-  d->plain_paths = plain;
+  d->paths.plain_paths = plain;
   rsc_decoder_feed(d, in, strlen(in));
   rsc_decoder_finish(d);
   char buf[200];
@@ -801,8 +802,9 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
   rsc_key path[3] = {{text + 2, 1}, {text + 4, 1}, {text + 6, 1}};
   rsc_key path2[3] = {{other + 2, 1}, {other + 4, 1}, {other + 6, 1}};
   /* What a walk of "a:b:0" notes: the slots of a and b, values as read. */
-  d->notes.slot[0] = &outer->val, d->notes.seen[0] = outer->val, d->notes.led[0] = outer->val;
-  d->notes.slot[1] = &inner->val, d->notes.seen[1] = inner->val, d->notes.led[1] = inner->val;
+  struct path_notes *w = &d->paths.notes;
+  w->slot[0] = &outer->val, w->seen[0] = outer->val, w->led[0] = outer->val;
+  w->slot[1] = &inner->val, w->seen[1] = inner->val, w->led[1] = inner->val;
   rsc__memo_record(d, &root, P(path, 3), false);
   rsc_node v;
   cr_expect_eq(rsc__memo_resume(d, &root, P(path, 3), NULL, &v, NULL), 2);
@@ -819,7 +821,7 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
   /* Through a lazy: "a:b:1:x" reads items[1], a lazy led to c's value. */
   const char text3[] = "0:a:b:1:x";
   rsc_key path3[4] = {{text3 + 2, 1}, {text3 + 4, 1}, {text3 + 6, 1}, {text3 + 8, 1}};
-  d->notes.slot[2] = &items[1], d->notes.seen[2] = items[1], d->notes.led[2] = c->value;
+  w->slot[2] = &items[1], w->seen[2] = items[1], w->led[2] = c->value;
   rsc__memo_record(d, &root, P(path3, 4), true);
   bool hopped = false;
   cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), NULL, &v, &hopped), 3);
