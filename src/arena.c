@@ -99,8 +99,8 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size, bool aside) {
   if (b && b->size - b->used < size && aside && b->size - b->used >= RSC_ARENA_ASIDE) {
     /* The head still has room, too little for this (at least 1 KiB, then):
      * the request gets a block of its own behind the head, which goes on
-     * serving what fits (its room was left unused before: 150 KB of a
-     * 620 KB arena on a payload of many tiny rows). Such a block is freed
+     * serving what fits (a payload of many tiny rows would otherwise leave
+     * much of each block's rest unused). Such a block is freed
      * by a reset, not kept: there may be one per request, and the spare
      * list a reset keeps must stay short. */
     rsc_arena_block *side = block_new(a, size, true);
@@ -119,18 +119,13 @@ void *rsc__arena_alloc_slow(rsc_arena *a, size_t size, bool aside) {
     a->head = b;
     /* Grow geometrically up to 4 MiB blocks, so tiny payloads stay tiny:
      * below 2 MiB held the next block is an eighth of what is held, so
-     * the arena holds at most 1.125x what it has handed out (a quarter,
-     * 1.25x, left the last block of a synthetic 100 KB payload 90 % empty,
-     * 35 KB; half of it, 1.5x, made peak memory 13% higher on pages of
-     * many small rows; doubling held up to 2x, and peak memory moved only
-     * when a payload crossed a power of two). From 2 MiB on it is a
-     * quarter again: with an eighth, a new decoder per decode of the 10 MB
-     * page ran 1.2x slower, its many blocks under 1 MiB faulting 4 KiB at
-     * a time. A reused decoder is not slowed by the extra blocks: its
-     * reset makes one block of what the decode held. From 1 MiB on,
-     * blocks are whole huge pages: a fresh decoder of the 10 MB page took
-     * 2.5x longer when its blocks between 1 and 4 MiB faulted 4 KiB at a
-     * time. */
+     * the arena holds at most 1.125x what it has handed out (larger steps
+     * leave the last block mostly empty on small payloads). From 2 MiB on
+     * it is a quarter: smaller steps mean many small blocks, each faulted
+     * in 4 KiB at a time by a fresh decoder. A reused decoder is not
+     * slowed by the extra blocks: its reset makes one block of what the
+     * decode held. From 1 MiB on, blocks are whole huge pages, which a
+     * fresh decoder faults in far faster (docs/performance.md). */
     size_t cap = block_cap(a);
     size_t step = a->total < HUGE_BLOCK ? a->total / 8 : a->total / 4;
     if (step > a->next_size) a->next_size = step;
@@ -186,8 +181,7 @@ static void reset_blocks(rsc_arena *a, size_t merge_max) {
      * the next one gets a single block of what this one held, so that it
      * allocates in one bump run instead of opening a block (and scanning
      * the spares for one) every few rows and taking blocks of their own
-     * for requests that fit no block's rest (text-heavy and page-16k
-     * 1.04x, docs/performance.md, thirteenth round). What the arena holds
+     * for requests that fit no block's rest. What the arena holds
      * stays the same (the headers of the blocks fewer); this happens once
      * per size a reused decoder grows to. A decode with one big block
      * (a big row's) keeps its blocks: the big request finds its block

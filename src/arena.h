@@ -42,8 +42,7 @@ typedef struct rsc_arena {
 void rsc__arena_init(rsc_arena *a, const rsc_alloc *alloc);
 /* 8-byte aligned memory, or NULL when the allocator fails. Sizes round up
  * to 8, not 16: a member is 24 bytes, and 16-byte rounding cost the 8 a
- * props object of one member saves (the decodes were no slower: nodes at
- * 8 mod 16 read as fast here, docs/performance.md, twelfth round). */
+ * props object of one member saves (nodes at 8 mod 16 read as fast). */
 #define RSC_ARENA_ALIGN 8
 static inline size_t rsc__arena_round(size_t size) {
   return (size + RSC_ARENA_ALIGN - 1) & ~(size_t)(RSC_ARENA_ALIGN - 1);

@@ -195,9 +195,8 @@ static void enter_dest(rsc_frame *f, void *ctx, size_t avail) {
  * are copied, for as long as all before them were (smaller pieces and the
  * small-feed fast paths copy without a check, and the prefix then stops
  * growing): the decoder's UTF-8 check then has nothing left to scan,
- * where a copy and then a scan of a text row split over feeds were two
- * passes over its bytes (the 10 MB page in 4 KB pieces, 1.28x its whole
- * decode, docs/performance.md, twenty-second round). */
+ * instead of a copy and then a scan: one pass over a split text row's
+ * bytes, not two (docs/performance.md). */
 #define DEST_CHECK_MIN 256 /* smaller pieces: a plain copy (text-heavy in 64-byte
                               pieces was 0.855x with the check's call each) */
 static inline void dest_append(rsc_frame *f, const uint8_t *p, size_t n) {
@@ -258,9 +257,8 @@ bool rsc__frame_append_length(rsc_frame *f, const uint8_t *chunk, size_t len) {
       len >= f->row_length || f->buf_len + len + RSC_FRAME_PADDING > f->buf_cap ||
       (f->max_total && f->offset + len > f->max_total))
     return false;
-  /* (dest_append copies a small piece as this does; testing the size here
-   * first, not only inside it, made 64-byte feeds 0.973-0.986x the build
-   * without the check instead of 0.944-0.960x, bench/pairs) */
+  /* (dest_append copies a small piece as this does; the size is tested
+   * here first so that small feeds skip the call) */
   if (len >= DEST_CHECK_MIN && f->in_dest) {
     dest_append(f, chunk, len);
   } else {

@@ -202,9 +202,9 @@ typedef struct rsc_scope {
                       is a placeholder (null), not the row's value yet      */
 } rsc_scope;
 
-/* 80 bytes (112 before; docs/performance.md, 21st round): a chunk per row
- * was a sixth of the memory of a page of many small rows, so fields a
- * chunk needs in one state only share room. */
+/* 80 bytes: there is a chunk per row, a large share of the memory of a
+ * page of many small rows, so fields a chunk needs in one state only share
+ * room. */
 struct rsc_chunk {
   int64_t id;          /* -1 for internal chunks                           */
   uint8_t state;       /* chunk_state                                      */
@@ -456,9 +456,8 @@ static inline void *rsc__alloc(rsc_decoder *d, size_t size) {
 }
 
 /* The bytes of a text or binary row's copy: beside the strings simdjson
- * writes, not between the nodes and chunks, which stay dense (a chunk
- * read after 3 KB of text was a cache and TLB miss each: seven per cent
- * of the 10 MB page, docs/performance.md, thirteenth round). A copy that
+ * writes, not between the nodes and chunks, which stay dense (a chunk read
+ * after kilobytes of text would be a cache and TLB miss each). A copy that
  * does not fit the rest of a block opens the next one: with a block of
  * its own behind the head instead (the node arena's `aside`), every text
  * row became a malloc, since nothing small fills the head here. */

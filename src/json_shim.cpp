@@ -38,10 +38,9 @@ struct open_container {
 
 // Rows that stage 1 indexed in one pass (rsc__json_parse, "batches").
 // simdjson's stage 1 has a fixed cost per call (a padded copy of the last
-// block, the SIMD set-up) that was a quarter of a page of 45-byte rows;
-// one stage-1 pass over a run of the rows a feed holds, then stage 2
-// (stage2_next) row by row as each row comes, took 40% less time than
-// the parses row by row there (docs/performance.md, nineteenth round). Each row
+// block, the SIMD set-up) that dominates small rows, so one stage-1 pass
+// runs over a run of the rows a feed holds, then stage 2 (stage2_next)
+// row by row as each row comes (docs/performance.md). Each row
 // is copied into buf followed by "\n#\n": a '#' is wrong in every place a
 // JSON value can be, so a row's document can never run on into the next
 // row's bytes (its tape and strings stay within what the row alone would

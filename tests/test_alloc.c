@@ -608,7 +608,7 @@ Test(alloc, a_kept_decoder_gives_back_a_deep_walk_stack) {
 
 /* Text and binary rows' copies live in the string arena, not between the
  * nodes and chunks of the node arena (a chunk read after kilobytes of text
- * was a cache miss each, docs/performance.md, thirteenth round). */
+ * would be a cache miss each). */
 static bool in_arena(const rsc_arena *a, const void *p) {
   for (const rsc_arena_block *b = a->head; b; b = b->prev)
     if (in_block(b, p)) return true;
