@@ -4,8 +4,9 @@
 API mode, out of line: the C declarations are read from include/rscflight.h
 itself, between its ``/* cdef:begin */`` and ``/* cdef:end */`` markers, each
 time the extension is built (never copied by hand, so the binding cannot
-drift from the header). set_source() adds _convert.c, the native converter
-that builds Python objects from decoded values in bulk.
+drift from the header). set_source() adds the binding's own C files
+(SOURCES, one translation unit, _rscpy.h says what each holds): the native
+converter that builds Python objects from decoded values in bulk.
 
 Used by python/CMakeLists.txt (``build_ffi.py --emit OUT.c``: cffi writes the
 C source, CMake compiles it against the library) and by python/setup.py
@@ -20,7 +21,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE = "rscflight._rscflight"
 
-# Declared here, defined in _convert.c: registers the converter's CPython
+# The binding's C files, included in this order into the extension's source
+# (each uses what the earlier ones define).
+SOURCES = ("_types.c", "_text.c", "_convert.c", "_decoder.c")
+
+# Declared here, defined in _decoder.c: registers the converter's CPython
 # functions on the extension module (called once at import).
 EXTRA_CDEF = "int rscpy_install(const char *module_name);\n"
 
@@ -53,13 +58,12 @@ def make_ffi(header=None, **source_kwargs):
     header = header or default_header()
     with open(header, encoding="utf-8") as f:
         cdef = extract_cdef(f.read())
-    with open(os.path.join(HERE, "_convert.c"), encoding="utf-8") as f:
-        converter = f.read()
+    converter = "".join('#include "%s"\n' % name for name in SOURCES)
     ffi = cffi.FFI()
     ffi.cdef(cdef)
     ffi.cdef(EXTRA_CDEF)
-    # _convert.c starts with Python.h; cffi's own prologue includes it too.
-    include_dirs = [os.path.dirname(header)] + list(source_kwargs.pop("include_dirs", ()))
+    # _rscpy.h starts with Python.h; cffi's own prologue includes it too.
+    include_dirs = [os.path.dirname(header), HERE] + list(source_kwargs.pop("include_dirs", ()))
     ffi.set_source(MODULE, converter, include_dirs=include_dirs, **source_kwargs)
     return ffi
 
@@ -108,7 +112,7 @@ def emit(ffi, path):
     tmp = path + ".tmp"
     ffi.emit_c_code(tmp)
     with open(tmp, "rb") as f:
-        # _convert.c uses CPython's full API: cffi must not select the limited one.
+        # The binding uses CPython's full API: cffi must not select the limited one.
         new = b"#define _CFFI_NO_LIMITED_API 1\n" + f.read()
     os.remove(tmp)
     old = None

@@ -22,6 +22,8 @@ ROOT = os.path.dirname(HERE)
 HEADER = os.path.join(ROOT, "include", "rscflight.h")
 sys.path.insert(0, HERE)
 
+import build_ffi  # noqa: E402  (standard library + cffi, the latter imported lazily)
+
 
 def version():
     with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
@@ -50,15 +52,13 @@ class BuildExt(build_ext):
     def run(self):
         if not os.path.exists(HEADER):
             sys.exit("rscflight: %s not found: build from a checkout of the repository" % HEADER)
-        import build_ffi
-
         lib_dir = library_build_dir(self.build_temp)
         os.makedirs(self.build_temp, exist_ok=True)
         source = os.path.join(self.build_temp, "_rscflight.c")
         build_ffi.emit(build_ffi.make_ffi(HEADER), source)
         for ext in self.extensions:
             ext.sources = [source]
-            ext.include_dirs += [os.path.join(ROOT, "include"), os.path.join(lib_dir, "include")]
+            ext.include_dirs += [HERE, os.path.join(ROOT, "include"), os.path.join(lib_dir, "include")]
             ext.extra_objects += [os.path.join(lib_dir, "librscflight.a")]
             kw = build_ffi.static_link_kwargs(lib_dir)
             ext.libraries += kw["libraries"]
@@ -68,6 +68,6 @@ class BuildExt(build_ext):
 
 setup(
     version=version(),
-    ext_modules=[Extension("rscflight._rscflight", sources=["_convert.c"])],  # replaced in BuildExt
+    ext_modules=[Extension("rscflight._rscflight", sources=list(build_ffi.SOURCES))],  # replaced in BuildExt
     cmdclass={"build_ext": BuildExt},
 )

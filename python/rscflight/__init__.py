@@ -52,7 +52,7 @@ _LIMIT_NAMES = ("max_row_bytes", "max_total_bytes", "max_depth", "max_nodes", "m
                 "max_path_hops")
 
 
-# bundler= names, in rsc_bundler order; _convert.c reads the index from
+# bundler= names, in rsc_bundler order; _decoder.c reads the index from
 # two bits of the flags (PY_BUNDLER_SHIFT).
 _BUNDLERS = ("webpack", "turbopack", "parcel", "rspack")
 _BUNDLER_SHIFT = 28

@@ -59,6 +59,22 @@ def test_cdef_block_is_required():
         build_ffi.extract_cdef("int x;\n")
 
 
+def test_every_c_file_is_built():
+    """The binding's C files form one translation unit that build_ffi.py
+    includes (SOURCES, the source every build path compiles); CMake's
+    object depends on them and _rscpy.h names each. A C file left out of
+    any of these would be dead code or a stale build."""
+    on_disk = sorted(f for f in os.listdir(PYDIR) if f.endswith(".c"))
+    assert sorted(build_ffi.SOURCES) == on_disk
+    with open(os.path.join(PYDIR, "CMakeLists.txt"), encoding="utf-8") as f:
+        listed = re.search(r"set\(RSC_PY_C ([^)]*)\)", f.read()).group(1).split()
+    assert sorted(listed) == sorted(on_disk + ["_rscpy.h"])
+    with open(os.path.join(PYDIR, "_rscpy.h"), encoding="utf-8") as f:
+        header = f.read()
+    for name in build_ffi.SOURCES:
+        assert " *   %s " % name in header, name
+
+
 @pytest.mark.skipif(not shutil.which("cc") and not shutil.which("gcc"), reason="needs a C compiler")
 def test_builds_from_todays_header(tmp_path):
     """Compile the extension from a copy of the header with one more constant

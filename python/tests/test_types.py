@@ -84,7 +84,7 @@ def scan(request):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_strings_of_every_width(seed, scan):
-    """loads builds long strings itself (python/_convert.c, text): widest
+    """loads builds long strings itself (python/_text.c, text): widest
     byte and length first (32 bytes at a time with AVX2, else 16), then runs
     of ASCII, 2- and 4-byte characters 16 bytes at a time. Runs cut at every
     offset, every width's edges, lone surrogates, in JSON strings and T
@@ -140,7 +140,7 @@ def test_strings_of_every_width(seed, scan):
 
 def test_short_string_cache():
     """Keys of up to 32 bytes and values of up to 16 go through a cache of
-    str objects shared by every loads (python/_convert.c, cached_text), a
+    str objects shared by every loads (python/_text.c, cached_text), a
     slot per hash of the bytes: strings of every length that differ from
     another in one byte, at every place, ASCII or not, met in turns and met
     again, and enough short ones that some share a slot."""
@@ -175,7 +175,7 @@ def test_short_string_cache():
 
 def test_ascii_first_strings(scan):
     """Strings of 64 bytes or more that start with 16 ASCII bytes are copied
-    as they are checked (python/_convert.c, ascii_copy); a non-ASCII
+    as they are checked (python/_text.c, ascii_copy); a non-ASCII
     character anywhere after drops that copy and the scan starts where the
     ASCII stopped. Every block edge (16 and 32 bytes) and the last bytes."""
     refused = R._rscflight._text_refused()
