@@ -54,13 +54,13 @@ typedef struct slot {
 typedef struct host {
   rsc_decoder *d;
   FILE *out;
-  int root_settled;       /* set by the hook                 */
+  int root_settled; /* set by the hook                 */
   int shell_done;
   slot *slots;
   size_t nslots, cap;
   unsigned next_id;
-  unsigned level;         /* render's recursion depth          */
-  char *hints;            /* <link> lines queued by the hook */
+  unsigned level; /* render's recursion depth          */
+  char *hints;    /* <link> lines queued by the hook */
   size_t hints_len, hints_cap;
   int nomem;
 } host;
@@ -130,7 +130,10 @@ static void queue_hint(host *h, char code, const rsc_node *value) {
   const char *as = NULL;
   const char *rel;
   switch (code) {
-  case 'L': rel = "preload"; as = rsc_node_string(rsc_node_at(value, 1), &as_n); break;
+  case 'L':
+    rel = "preload";
+    as = rsc_node_string(rsc_node_at(value, 1), &as_n);
+    break;
   case 'm': rel = "modulepreload"; break;
   case 'C': rel = "preconnect"; break;
   case 'D': rel = "dns-prefetch"; break;
@@ -141,8 +144,7 @@ static void queue_hint(host *h, char code, const rsc_node *value) {
   }
   char line[1024];
   int len;
-  if (!href || !rel)
-    len = snprintf(line, sizeof line, "<!-- hint %c -->\n", code);
+  if (!href || !rel) len = snprintf(line, sizeof line, "<!-- hint %c -->\n", code);
   else if (code == 'X' || code == 'M')
     len = snprintf(line, sizeof line, "<script%s src=\"%.*s\" async></script>\n",
                    code == 'M' ? " type=\"module\"" : "", (int)(n > 900 ? 900 : n), href);
@@ -204,9 +206,7 @@ static void put_error_attr(host *h, const rsc_chunk *c) {
 static void render_chunk(host *h, const rsc_node *v, unsigned depth) {
   const rsc_chunk *c = rsc_node_chunk(v);
   switch (rsc_chunk_status(c)) {
-  case RSC_CHUNK_FULFILLED:
-    render(h, rsc_chunk_value(c), depth);
-    return;
+  case RSC_CHUNK_FULFILLED: render(h, rsc_chunk_value(c), depth); return;
   case RSC_CHUNK_REJECTED:
     indent(h, depth);
     fputs("<template", h->out);
@@ -218,15 +218,14 @@ static void render_chunk(host *h, const rsc_node *v, unsigned depth) {
     fputs("<!-- halted: never sent -->\n", h->out);
     return;
   case RSC_CHUNK_PENDING:
-  case RSC_CHUNK_BLOCKED:
-    break;
+  case RSC_CHUNK_BLOCKED: break;
   }
   indent(h, depth);
   fprintf(h->out, "<template id=\"P:%u\"></template>\n", add_slot(h, c));
 }
 
 static int is_void_tag(const char *tag) {
-  static const char *const tags[] = {"area", "base", "br", "col", "embed", "hr", "img",
+  static const char *const tags[] = {"area",  "base", "br",   "col",    "embed", "hr", "img",
                                      "input", "link", "meta", "source", "track", "wbr"};
   for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
     if (strcmp(tag, tags[i]) == 0) return 1;
@@ -259,8 +258,7 @@ static void put_attrs(host *h, const rsc_node *props) {
     case RSC_BOOL:
       if (rsc_node_bool(v)) fprintf(h->out, " %s", key);
       break;
-    default:
-      break; /* objects, functions, elements: not attributes */
+    default: break; /* objects, functions, elements: not attributes */
     }
   }
 }
@@ -284,7 +282,10 @@ static const rsc_node *element_type(const rsc_node *el, const rsc_chunk **pendin
 /* Whether React children render nothing (null, undefined, booleans, []). */
 static int renders_nothing(const rsc_node *v) {
   switch (rsc_node_kind(v)) {
-  case RSC_NONE: case RSC_NULL: case RSC_UNDEFINED: case RSC_BOOL: return 1;
+  case RSC_NONE:
+  case RSC_NULL:
+  case RSC_UNDEFINED:
+  case RSC_BOOL: return 1;
   case RSC_ARRAY: return rsc_node_len(v) == 0;
   default: return 0;
   }
@@ -295,8 +296,8 @@ static int renders_nothing(const rsc_node *v) {
 static void render_tag(host *h, const char *open, const char *attrs_tag, const rsc_node *props,
                        const char *close, unsigned depth) {
   const rsc_node *children = rsc_object_get(props, "children", 8);
-  const rsc_node *inner = rsc_object_get(rsc_object_get(props, "dangerouslySetInnerHTML", 23),
-                                         "__html", 6);
+  const rsc_node *inner =
+      rsc_object_get(rsc_object_get(props, "dangerouslySetInnerHTML", 23), "__html", 6);
   size_t n;
   const char *raw = rsc_node_string(inner, &n);
   indent(h, depth);
@@ -400,12 +401,17 @@ static void render_value(host *h, const rsc_node *v, unsigned depth) {
     put_number(h->out, rsc_node_number(v));
     fputc('\n', h->out);
     return;
-  case RSC_ARRAY: case RSC_ITERATOR:
+  case RSC_ARRAY:
+  case RSC_ITERATOR:
     for (size_t i = 0, len = rsc_node_len(v); i < len; i++) render(h, rsc_node_at(v, i), depth);
     return;
   case RSC_ELEMENT: render_element(h, v, depth); return;
-  case RSC_LAZY: case RSC_PROMISE: render_chunk(h, v, depth); return;
-  case RSC_NONE: case RSC_NULL: case RSC_UNDEFINED: case RSC_BOOL: return;
+  case RSC_LAZY:
+  case RSC_PROMISE: render_chunk(h, v, depth); return;
+  case RSC_NONE:
+  case RSC_NULL:
+  case RSC_UNDEFINED:
+  case RSC_BOOL: return;
   default:
     indent(h, depth);
     fprintf(h->out, "<!-- %s -->\n", rsc_kind_name(rsc_node_kind(v)));
@@ -459,7 +465,6 @@ static void flush(host *h) {
   if (h->shell_done) flush_fills(h);
 }
 
-
 /* A small deterministic PRNG (xorshift32) for piece sizes. */
 static size_t next_piece(unsigned *state, size_t lo, size_t hi) {
   unsigned x = *state;
@@ -502,7 +507,8 @@ static int run(host *h, FILE *in, size_t lo, size_t hi, unsigned seed, int whole
 }
 
 static int usage(void) {
-  fputs("usage: stream_render [--piece N | --pieces MIN-MAX] [--seed S] [--whole] [FILE|-]\n", stderr);
+  fputs("usage: stream_render [--piece N | --pieces MIN-MAX] [--seed S] [--whole] [FILE|-]\n",
+        stderr);
   return 2;
 }
 
@@ -515,7 +521,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--piece") == 0 && i + 1 < argc) lo = hi = strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--pieces") == 0 && i + 1 < argc) {
       if (sscanf(argv[++i], "%zu-%zu", &lo, &hi) != 2) return usage();
-    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) seed = (unsigned)strtoul(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+      seed = (unsigned)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--whole") == 0) whole = 1;
     else if (argv[i][0] == '-' && argv[i][1]) return usage();
     else file = argv[i];

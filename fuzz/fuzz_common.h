@@ -11,12 +11,12 @@
 
 #include "rscflight.h"
 
-#define FUZZ_CHECK(cond)                                                          \
-  do {                                                                            \
-    if (!(cond)) {                                                                \
-      fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      abort();                                                                    \
-    }                                                                             \
+#define FUZZ_CHECK(cond)                                                                           \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);                 \
+      abort();                                                                                     \
+    }                                                                                              \
   } while (0)
 
 static inline uint64_t fuzz_rand(uint64_t *s) {

@@ -32,8 +32,8 @@
  * JSON-looking junk (read ahead, never data). */
 #define PADDED_WHOLE (-1)
 
-static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8_t *p,
-                                size_t n, int mode, char **dump, rsc_error *err) {
+static rsc_decoder *decode_into(rsc_decoder *d, const fuzz_opts *fo, const uint8_t *p, size_t n,
+                                int mode, char **dump, rsc_error *err) {
   *dump = NULL;
   if (!d) return NULL;
   if (mode == PADDED_WHOLE) rsc_decoder_feed_padded(d, (const char *)p, n);
@@ -78,8 +78,8 @@ static void expect_same(const char *a_name, const rsc_error *a, const char *a_du
   abort();
 }
 
-static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int mode,
-                           char **dump, rsc_error *err) {
+static rsc_decoder *decode(const fuzz_opts *fo, const uint8_t *p, size_t n, int mode, char **dump,
+                           rsc_error *err) {
   return decode_into(rsc_decoder_new(&fo->opt), fo, p, n, mode, dump, err);
 }
 
@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *padded = malloc(n + RSC_PADDING);
     FUZZ_CHECK(padded != NULL);
     if (n) memcpy(padded, p, n);
-    for (size_t k = 0; k < RSC_PADDING; k++) padded[n + k] = (uint8_t)"\"]}\\0:\n"[k % 7];
+    for (size_t k = 0; k < RSC_PADDING; k++) padded[n + k] = (uint8_t) "\"]}\\0:\n"[k % 7];
     char *dump4;
     rsc_error err4;
     rsc_decoder *d4 = decode(&fo, padded, n, PADDED_WHOLE, &dump4, &err4);

@@ -62,28 +62,28 @@ extern "C" {
 /* Error codes. RSC_OK is 0; every other code is an error. */
 typedef enum rsc_status {
   RSC_OK = 0,
-  RSC_ERR_NOMEM = 1,        /* an allocation failed                          */
-  RSC_ERR_BAD_ID = 2,       /* a row id that is not lowercase hex or >= 2^31 */
-  RSC_ERR_BAD_LENGTH = 3,   /* a length row's hex length is malformed        */
-  RSC_ERR_DUPLICATE_ROW = 4,/* a second row for an id that is not a stream  */
-  RSC_ERR_DEV_ROW = 5,      /* a development-only row seen in production mode */
-  RSC_ERR_BAD_ROW = 6,      /* an I, E or H row whose JSON does not parse, or
-                               a byte stream item that is not binary         */
-  RSC_ERR_LIMIT = 7,        /* a limit of rsc_limits was exceeded             */
-  RSC_ERR_USER = 8,         /* a consumer hook returned non-zero              */
-  RSC_ERR_STATE = 9,        /* feed after finish, or a NULL decoder          */
-  RSC_ERR_HTML = 10,        /* rsc_html_extract: no payload, or a bad push    */
-  RSC_ERR_BAD_VALUE = 11    /* a value no React server writes, which React's
-                               client would turn quietly into null, undefined
-                               or a truncated value: a row whose whole value
-                               is a reference to itself, rows whose whole
-                               values reference each other in a circle, a
-                               typed array row whose length is not a multiple
-                               of its element size, an I row that is neither
-                               an array nor an object. The offset is the
-                               first byte of the row (for a circle, of the
-                               row that closes it). RSC_OPT_LENIENT_VALUES
-                               decodes React's values instead.              */
+  RSC_ERR_NOMEM = 1,         /* an allocation failed                          */
+  RSC_ERR_BAD_ID = 2,        /* a row id that is not lowercase hex or >= 2^31 */
+  RSC_ERR_BAD_LENGTH = 3,    /* a length row's hex length is malformed        */
+  RSC_ERR_DUPLICATE_ROW = 4, /* a second row for an id that is not a stream  */
+  RSC_ERR_DEV_ROW = 5,       /* a development-only row seen in production mode */
+  RSC_ERR_BAD_ROW = 6,       /* an I, E or H row whose JSON does not parse, or
+                                a byte stream item that is not binary         */
+  RSC_ERR_LIMIT = 7,         /* a limit of rsc_limits was exceeded             */
+  RSC_ERR_USER = 8,          /* a consumer hook returned non-zero              */
+  RSC_ERR_STATE = 9,         /* feed after finish, or a NULL decoder          */
+  RSC_ERR_HTML = 10,         /* rsc_html_extract: no payload, or a bad push    */
+  RSC_ERR_BAD_VALUE = 11     /* a value no React server writes, which React's
+                                client would turn quietly into null, undefined
+                                or a truncated value: a row whose whole value
+                                is a reference to itself, rows whose whole
+                                values reference each other in a circle, a
+                                typed array row whose length is not a multiple
+                                of its element size, an I row that is neither
+                                an array nor an object. The offset is the
+                                first byte of the row (for a circle, of the
+                                row that closes it). RSC_OPT_LENIENT_VALUES
+                                decodes React's values instead.              */
 } rsc_status;
 
 /* A decode error. offset counts bytes across every feed (the whole stream);
@@ -135,13 +135,14 @@ typedef enum rsc_event_kind {
 
 typedef struct rsc_event {
   rsc_event_kind kind;
-  int64_t chunk_id;        /* the chunk (CHUNK_SETTLED, D/J rows), else -1   */
-  const rsc_chunk *chunk;  /* CHUNK_SETTLED: the chunk                       */
-  char tag;                /* HINT: the hint code (0 for one of more than a
-                              byte, as a kept U+FEFF); DEBUG_ROW: the row tag */
-  const rsc_node *value;   /* HINT: the revived hint payload (lives as long as the decoder), else NULL */
-  const char *text;        /* DEBUG_ROW: the raw row text; HINT: the code's
-                              UTF-8 bytes (not NUL-ended)                    */
+  int64_t chunk_id;       /* the chunk (CHUNK_SETTLED, D/J rows), else -1   */
+  const rsc_chunk *chunk; /* CHUNK_SETTLED: the chunk                       */
+  char tag;               /* HINT: the hint code (0 for one of more than a
+                             byte, as a kept U+FEFF); DEBUG_ROW: the row tag */
+  const rsc_node
+      *value;       /* HINT: the revived hint payload (lives as long as the decoder), else NULL */
+  const char *text; /* DEBUG_ROW: the raw row text; HINT: the code's
+                       UTF-8 bytes (not NUL-ended)                    */
   size_t text_len;
 } rsc_event;
 
@@ -218,56 +219,71 @@ typedef enum rsc_bundler {
 } rsc_bundler;
 
 typedef struct rsc_options {
-  uint32_t flags;          /* RSC_OPT_* bits                                 */
+  uint32_t flags; /* RSC_OPT_* bits                                 */
   rsc_limits limits;
-  rsc_alloc alloc;         /* all NULL: libc                                 */
-  rsc_event_fn on_event;   /* NULL: no events                                */
+  rsc_alloc alloc;       /* all NULL: libc                                 */
+  rsc_event_fn on_event; /* NULL: no events                                */
   void *event_ctx;
-  rsc_bundler bundler;     /* I row shape; RSC_BUNDLER_WEBPACK by default    */
+  rsc_bundler bundler; /* I row shape; RSC_BUNDLER_WEBPACK by default    */
 } rsc_options;
 
 /* Chunk states, as React's client has them (resolved_model and
  * resolved_module are internal: reading a chunk initialises it first). */
 typedef enum rsc_chunk_state {
-  RSC_CHUNK_PENDING = 0,   /* referenced, row not arrived                    */
-  RSC_CHUNK_BLOCKED = 1,   /* arrived, waits on a chunk that has not         */
+  RSC_CHUNK_PENDING = 0, /* referenced, row not arrived                    */
+  RSC_CHUNK_BLOCKED = 1, /* arrived, waits on a chunk that has not         */
   RSC_CHUNK_FULFILLED = 2,
   RSC_CHUNK_REJECTED = 3,
-  RSC_CHUNK_HALTED = 4     /* will never resolve, and is no error            */
+  RSC_CHUNK_HALTED = 4 /* will never resolve, and is no error            */
 } rsc_chunk_state;
 
 /* Value kinds. Accessors called on the wrong kind (or NULL) return a
  * neutral value: 0, NULL, RSC_NONE. */
 typedef enum rsc_kind {
   RSC_NONE = 0,
-  RSC_NULL, RSC_BOOL, RSC_NUMBER, RSC_STRING, RSC_UNDEFINED,
-  RSC_BIGINT,       /* rsc_node_string: decimal digits, '-' if negative     */
-  RSC_DATE,         /* rsc_node_string: the text after "$D", as sent        */
-  RSC_SYMBOL,       /* rsc_node_string: the key of Symbol.for(key)          */
-  RSC_ARRAY, RSC_OBJECT,
-  RSC_ELEMENT,      /* rsc_element_type / _key / _props                     */
-  RSC_LAZY,         /* rsc_node_chunk: the chunk it wraps                   */
-  RSC_PROMISE,      /* rsc_node_chunk                                       */
-  RSC_CLIENT_REF,   /* rsc_client_ref_*                                     */
-  RSC_SERVER_REF,   /* rsc_server_ref_*                                     */
-  RSC_TEMP_REF,     /* rsc_node_string: the path after "$T"                 */
-  RSC_MAP,          /* rsc_node_len pairs: rsc_node_at(2i) key, (2i+1) value */
-  RSC_SET,          /* rsc_node_len values                                  */
-  RSC_FORMDATA,     /* like RSC_MAP: name, value                            */
-  RSC_BLOB,         /* rsc_node_string: MIME type; rsc_node_bytes: content  */
-  RSC_ITERATOR,     /* rsc_node_len items                                   */
-  RSC_BINARY,       /* rsc_node_binary_kind; rsc_node_bytes                 */
-  RSC_STREAM,       /* rsc_stream_*                                         */
-  RSC_ERROR,        /* rsc_error_message / _digest                          */
-  RSC_FUNCTION      /* development "$E" source that evaluates to a function:
-                       rsc_node_string is the source (React evals it)        */
+  RSC_NULL,
+  RSC_BOOL,
+  RSC_NUMBER,
+  RSC_STRING,
+  RSC_UNDEFINED,
+  RSC_BIGINT, /* rsc_node_string: decimal digits, '-' if negative     */
+  RSC_DATE,   /* rsc_node_string: the text after "$D", as sent        */
+  RSC_SYMBOL, /* rsc_node_string: the key of Symbol.for(key)          */
+  RSC_ARRAY,
+  RSC_OBJECT,
+  RSC_ELEMENT,    /* rsc_element_type / _key / _props                     */
+  RSC_LAZY,       /* rsc_node_chunk: the chunk it wraps                   */
+  RSC_PROMISE,    /* rsc_node_chunk                                       */
+  RSC_CLIENT_REF, /* rsc_client_ref_*                                     */
+  RSC_SERVER_REF, /* rsc_server_ref_*                                     */
+  RSC_TEMP_REF,   /* rsc_node_string: the path after "$T"                 */
+  RSC_MAP,        /* rsc_node_len pairs: rsc_node_at(2i) key, (2i+1) value */
+  RSC_SET,        /* rsc_node_len values                                  */
+  RSC_FORMDATA,   /* like RSC_MAP: name, value                            */
+  RSC_BLOB,       /* rsc_node_string: MIME type; rsc_node_bytes: content  */
+  RSC_ITERATOR,   /* rsc_node_len items                                   */
+  RSC_BINARY,     /* rsc_node_binary_kind; rsc_node_bytes                 */
+  RSC_STREAM,     /* rsc_stream_*                                         */
+  RSC_ERROR,      /* rsc_error_message / _digest                          */
+  RSC_FUNCTION    /* development "$E" source that evaluates to a function:
+                     rsc_node_string is the source (React evals it)        */
 } rsc_kind;
 
 /* Binary row kinds (RSC_BINARY). */
 typedef enum rsc_binary_kind {
-  RSC_ARRAY_BUFFER = 0, RSC_INT8, RSC_UINT8, RSC_UINT8_CLAMPED, RSC_INT16,
-  RSC_UINT16, RSC_INT32, RSC_UINT32, RSC_FLOAT32, RSC_FLOAT64, RSC_BIGINT64,
-  RSC_BIGUINT64, RSC_DATA_VIEW
+  RSC_ARRAY_BUFFER = 0,
+  RSC_INT8,
+  RSC_UINT8,
+  RSC_UINT8_CLAMPED,
+  RSC_INT16,
+  RSC_UINT16,
+  RSC_INT32,
+  RSC_UINT32,
+  RSC_FLOAT32,
+  RSC_FLOAT64,
+  RSC_BIGINT64,
+  RSC_BIGUINT64,
+  RSC_DATA_VIEW
 } rsc_binary_kind;
 
 /* Stream kinds (RSC_STREAM) and how a stream ended. */
@@ -279,7 +295,9 @@ typedef enum rsc_stream_kind {
 } rsc_stream_kind;
 
 typedef enum rsc_stream_end {
-  RSC_STREAM_OPEN = 0, RSC_STREAM_DONE = 1, RSC_STREAM_ERRORED = 2
+  RSC_STREAM_OPEN = 0,
+  RSC_STREAM_DONE = 1,
+  RSC_STREAM_ERRORED = 2
 } rsc_stream_end;
 
 /* --- version ------------------------------------------------------------ */
@@ -331,9 +349,9 @@ RSC_API const rsc_error *rsc_decoder_error(const rsc_decoder *d);
  * reset keeps those), is instead kept, emptied, for the next
  * rsc_decoder_new (one at a time, replacing the one kept before), holding
  * at most 16 MiB of arena blocks, 256 KiB of chunk table and stacks of
- * 4,096 entries (the rest goes back): a host making a decoder per response then skips the page faults
- * of fresh memory (see rsc_decoder_reset). Nothing read from d survives
- * either way. rsc_release_memory frees the kept one. */
+ * 4,096 entries (the rest goes back): a host making a decoder per response then skips the page
+ * faults of fresh memory (see rsc_decoder_reset). Nothing read from d survives either way.
+ * rsc_release_memory frees the kept one. */
 RSC_API void rsc_decoder_free(rsc_decoder *d);
 
 /* Frees the decoder rsc_decoder_free may have kept. Thread-safe. */
@@ -364,18 +382,18 @@ RSC_API size_t rsc_decoder_peak_memory(const rsc_decoder *d);
 /* What the end of the stream left unfinished (rsc_decoder_incomplete).
  * Row ids as the framer read them; lists ascending, without repeats. */
 typedef struct rsc_incomplete {
-  uint64_t offset;         /* where the stream ended: bytes fed in total     */
-  int cut;                 /* 1 when it ended inside a row (which is dropped,
-                              as React drops it), else 0                    */
-  int64_t cut_id;          /* that row's id, or -1 (no row was cut, or the
-                              end fell inside its id)                       */
-  uint64_t cut_offset;     /* that row's first byte (offset when cut is 0)   */
-  const int64_t *missing;  /* ids the stream referenced whose row never
-                              arrived: rejected with "Connection closed."
-                              (halted with RSC_OPT_ALLOW_PARTIAL). The cut
-                              row's id is here too when it was referenced.
-                              A chunk whose row arrived but waits on one of
-                              these is not.                                 */
+  uint64_t offset;        /* where the stream ended: bytes fed in total     */
+  int cut;                /* 1 when it ended inside a row (which is dropped,
+                             as React drops it), else 0                    */
+  int64_t cut_id;         /* that row's id, or -1 (no row was cut, or the
+                             end fell inside its id)                       */
+  uint64_t cut_offset;    /* that row's first byte (offset when cut is 0)   */
+  const int64_t *missing; /* ids the stream referenced whose row never
+                             arrived: rejected with "Connection closed."
+                             (halted with RSC_OPT_ALLOW_PARTIAL). The cut
+                             row's id is here too when it was referenced.
+                             A chunk whose row arrived but waits on one of
+                             these is not.                                 */
   size_t missing_len;
   const int64_t *open_streams; /* ids of streams (R, r, X, x rows) whose end
                               (C or E row) never arrived: ended with
@@ -559,19 +577,19 @@ RSC_API void rsc_free(void *p);
  * accessor per field). Every pointer is borrowed from the decoder's arena;
  * fields that do not apply to the kind are 0 / NULL. */
 typedef struct rsc_view {
-  const rsc_node *node;  /* the value itself, for the accessors above       */
-  const char *key;       /* rsc_node_views of an OBJECT: the member's key    */
-  size_t key_len;        /*   (UTF-8/WTF-8, not NUL-terminated); else NULL   */
+  const rsc_node *node; /* the value itself, for the accessors above       */
+  const char *key;      /* rsc_node_views of an OBJECT: the member's key    */
+  size_t key_len;       /*   (UTF-8/WTF-8, not NUL-terminated); else NULL   */
   rsc_kind kind;
-  int boolean;           /* BOOL                                             */
-  double number;         /* NUMBER                                           */
-  const char *str;       /* rsc_node_string's text; ERROR: the message       */
+  int boolean;     /* BOOL                                             */
+  double number;   /* NUMBER                                           */
+  const char *str; /* rsc_node_string's text; ERROR: the message       */
   size_t str_len;
-  const uint8_t *bytes;  /* rsc_node_bytes (BINARY, BLOB)                    */
+  const uint8_t *bytes; /* rsc_node_bytes (BINARY, BLOB)                    */
   size_t bytes_len;
-  size_t len;            /* rsc_node_len; STREAM: rsc_stream_len             */
-  uint32_t sub;          /* BINARY: rsc_binary_kind; STREAM: rsc_stream_kind */
-  uintptr_t identity;    /* rsc_node_identity                                */
+  size_t len;         /* rsc_node_len; STREAM: rsc_stream_len             */
+  uint32_t sub;       /* BINARY: rsc_binary_kind; STREAM: rsc_stream_kind */
+  uintptr_t identity; /* rsc_node_identity                                */
 } rsc_view;
 
 /* Fills *out for n (kind RSC_NONE for NULL). */

@@ -38,8 +38,8 @@ static PyObject *date(const char *s, size_t n) {
   if (n == 24 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' &&
       s[19] == '.' && s[23] == 'Z' && digits(s, 4, &y) && digits(s + 5, 2, &mo) &&
       digits(s + 8, 2, &d) && digits(s + 11, 2, &h) && digits(s + 14, 2, &mi) &&
-      digits(s + 17, 2, &se) && digits(s + 20, 3, &ms) && y >= 1 && mo >= 1 && mo <= 12 &&
-      d >= 1 && d <= 31 && h < 24 && mi < 60 && se < 60) {
+      digits(s + 17, 2, &se) && digits(s + 20, 3, &ms) && y >= 1 && mo >= 1 && mo <= 12 && d >= 1 &&
+      d <= 31 && h < 24 && mi < 60 && se < 60) {
     PyObject *dt = PyDateTimeAPI->DateTime_FromDateAndTime(y, mo, d, h, mi, se, ms * 1000, T.utc,
                                                            PyDateTimeAPI->DateTimeType);
     if (dt) return dt;
@@ -63,7 +63,7 @@ enum { MK_LAZY = 100, MK_PROMISE, MK_CHUNK };
  * which share their items, stay two entries. 16-byte entries, linear
  * probing, load factor at most 1/2. */
 typedef struct memo_ent {
-  uint64_t key; /* 0: empty */
+  uint64_t key;  /* 0: empty */
   PyObject *obj; /* strong */
 } memo_ent;
 
@@ -271,13 +271,25 @@ fail:
  * identity; a Map or Set of these becomes a dict or set. */
 static int hashable_kind(rsc_kind k) {
   switch (k) {
-  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
-  case RSC_NONE: case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_ELEMENT:
-  case RSC_LAZY: case RSC_PROMISE: case RSC_CLIENT_REF: case RSC_SERVER_REF:
-  case RSC_TEMP_REF: case RSC_BLOB: case RSC_ITERATOR: case RSC_STREAM:
-    return 1;
-  default:
-    return 0;
+  case RSC_NULL:
+  case RSC_BOOL:
+  case RSC_NUMBER:
+  case RSC_STRING:
+  case RSC_UNDEFINED:
+  case RSC_NONE:
+  case RSC_BIGINT:
+  case RSC_DATE:
+  case RSC_SYMBOL:
+  case RSC_ELEMENT:
+  case RSC_LAZY:
+  case RSC_PROMISE:
+  case RSC_CLIENT_REF:
+  case RSC_SERVER_REF:
+  case RSC_TEMP_REF:
+  case RSC_BLOB:
+  case RSC_ITERATOR:
+  case RSC_STREAM: return 1;
+  default: return 0;
   }
 }
 
@@ -286,11 +298,16 @@ static int hashable_kind(rsc_kind k) {
  * value, so a throw-away copy drops nothing the memo knows. */
 static int value_kind(rsc_kind k) {
   switch (k) {
-  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
-  case RSC_NONE: case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL:
-    return 1;
-  default:
-    return 0;
+  case RSC_NULL:
+  case RSC_BOOL:
+  case RSC_NUMBER:
+  case RSC_STRING:
+  case RSC_UNDEFINED:
+  case RSC_NONE:
+  case RSC_BIGINT:
+  case RSC_DATE:
+  case RSC_SYMBOL: return 1;
+  default: return 0;
   }
 }
 
@@ -534,7 +551,8 @@ static PyObject *get(conv *c, const rsc_view *v) {
   case RSC_BOOL: return PyBool_FromLong(v->boolean);
   case RSC_NUMBER: return number(v->number);
   case RSC_STRING: return value_text(v->str, v->str_len);
-  case RSC_NONE: case RSC_UNDEFINED: return Py_NewRef(T.undefined);
+  case RSC_NONE:
+  case RSC_UNDEFINED: return Py_NewRef(T.undefined);
   case RSC_BIGINT: {
     char small[64], *buf = v->str_len < sizeof small ? small : (char *)malloc(v->str_len + 1);
     if (!buf) return PyErr_NoMemory();
@@ -572,7 +590,8 @@ static PyObject *get(conv *c, const rsc_view *v) {
   case RSC_OBJECT: return shell(c, v, rem, _PyDict_NewPresized((Py_ssize_t)v->len), v->len);
   case RSC_ELEMENT: return shell(c, v, rem, new_slotted(&T.element), 1);
   case RSC_FORMDATA: return shell(c, v, rem, PyObject_CallNoArgs(T.form_data), v->len);
-  case RSC_MAP: case RSC_SET: return map_or_set(c, v, rem);
+  case RSC_MAP:
+  case RSC_SET: return map_or_set(c, v, rem);
   case RSC_ITERATOR: {
     o = new_slotted(&T.iterator);
     if (!o) return NULL;
@@ -725,14 +744,11 @@ static int fill(conv *c, const job *j) {
     }
     return 0;
   }
-  case RSC_STREAM:
-    return fill_stream(c, node, o);
+  case RSC_STREAM: return fill_stream(c, node, o);
   case MK_LAZY:
   case MK_PROMISE:
-  case MK_CHUNK:
-    return fill_thenable(c, o, (const rsc_chunk *)node, j->kind);
-  default:
-    return 0;
+  case MK_CHUNK: return fill_thenable(c, o, (const rsc_chunk *)node, j->kind);
+  default: return 0;
   }
 }
 
@@ -745,8 +761,9 @@ static int drain(conv *c) {
     job j = c->jobs[--c->njobs];
     if (!rc && fill(c, &j) < 0) rc = -1;
     if (rc) {
-      PyObject *list = j.kind == RSC_ARRAY ? j.obj
-                       : j.kind == RSC_ITERATOR ? get_slot(j.obj, &T.iterator, 0) : NULL;
+      PyObject *list = j.kind == RSC_ARRAY      ? j.obj
+                       : j.kind == RSC_ITERATOR ? get_slot(j.obj, &T.iterator, 0)
+                                                : NULL;
       if (list && PyList_Check(list))
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++)
           if (!PyList_GET_ITEM(list, i)) PyList_SET_ITEM(list, i, Py_NewRef(Py_None));

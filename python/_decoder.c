@@ -138,8 +138,7 @@ static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits
   int borrow = hold && (uint64_t)buf.len <= SMALL_BYTES;
   opt->flags = (opt->flags & ~PY_SHARE_NONE) | extra_flags | (borrow ? RSC_OPT_BORROW_INPUT : 0);
   rsc_decoder *d = pool_take(opt);
-  Py_BEGIN_ALLOW_THREADS
-  if (d && rsc_decoder_reset(d) != RSC_OK) {
+  Py_BEGIN_ALLOW_THREADS if (d && rsc_decoder_reset(d) != RSC_OK) {
     rsc_decoder_free(d);
     d = NULL;
   }
@@ -148,10 +147,8 @@ static rsc_decoder *decode_all(PyObject *data, PyObject *flags, PyObject *limits
     rsc_decoder_feed(d, (const char *)buf.buf, (size_t)buf.len);
     rsc_decoder_finish(d);
   }
-  Py_END_ALLOW_THREADS
-  if (d && borrow) {
-    *hold = buf;
-  } else {
+  Py_END_ALLOW_THREADS if (d && borrow) { *hold = buf; }
+  else {
     PyBuffer_Release(&buf);
     if (hold) hold->obj = NULL;
   }
@@ -331,7 +328,6 @@ struct pydec {
   size_t nstreams, capstreams;
 };
 
-
 /* The consumer hook: runs inside feed/finish with the GIL released, so it
  * only records. */
 static int hook(void *ctx, const rsc_event *e) {
@@ -393,8 +389,7 @@ static void pydec_clear(pydec *p) {
  * values handed out can refer back to their Decoder (a cycle through the
  * memo), so the memo is traversed and cleared like a container's items. */
 typedef struct DecState {
-  PyObject_HEAD
-  pydec *p;
+  PyObject_HEAD pydec *p;
 } DecState;
 
 static int ds_traverse(PyObject *self, visitproc visit, void *arg) {
@@ -431,8 +426,7 @@ static void ds_dealloc(PyObject *self) {
 }
 
 static PyTypeObject DecStateType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "rscflight._rscflight.DecoderState",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rscflight._rscflight.DecoderState",
     .tp_basicsize = sizeof(DecState),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "a streaming decoder's C state (rscflight.Decoder holds one)",
@@ -660,10 +654,8 @@ static PyObject *py_dec_feed(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyBuffer_Release(&buf);
     return NULL;
   }
-  Py_BEGIN_ALLOW_THREADS
-  rsc_decoder_feed(p->d, (const char *)buf.buf, (size_t)buf.len);
-  Py_END_ALLOW_THREADS
-  PyBuffer_Release(&buf);
+  Py_BEGIN_ALLOW_THREADS rsc_decoder_feed(p->d, (const char *)buf.buf, (size_t)buf.len);
+  Py_END_ALLOW_THREADS PyBuffer_Release(&buf);
   PyObject *r = after_call(p);
   p->busy = 0;
   return r;
@@ -676,7 +668,11 @@ static PyObject *py_dec_feed(PyObject *self, PyObject *const *args, Py_ssize_t n
 static int refresh_unsettled(pydec *p) {
   /* First the list (a conversion may grow and rehash the memo), then the
    * refills. */
-  typedef struct { PyObject *w; const rsc_chunk *ch; uint32_t mk; } stale;
+  typedef struct {
+    PyObject *w;
+    const rsc_chunk *ch;
+    uint32_t mk;
+  } stale;
   size_t n = 0;
   stale *list = (stale *)malloc((p->m.count + 1) * sizeof *list);
   if (!list) {
@@ -709,10 +705,8 @@ static int refresh_unsettled(pydec *p) {
 static PyObject *py_dec_finish(PyObject *self, PyObject *cap) {
   pydec *p = get_dec(cap);
   if (!p || enter(p) < 0) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  rsc_decoder_finish(p->d);
-  Py_END_ALLOW_THREADS
-  PyObject *r = after_call(p);
+  Py_BEGIN_ALLOW_THREADS rsc_decoder_finish(p->d);
+  Py_END_ALLOW_THREADS PyObject *r = after_call(p);
   if (r && refresh_unsettled(p) < 0) Py_CLEAR(r);
   p->busy = 0;
   return r;
@@ -889,7 +883,8 @@ static PyMethodDef methods[] = {
     {"_pool", (PyCFunction)py_pool, METH_NOARGS, "bytes read by each decoder kept (tests)"},
 #ifdef HAVE_TEXT_AVX2
     {"_text_avx2", (PyCFunction)py_text_avx2, METH_O,
-     "use AVX2 in the string scan and fill (where the CPU has it); returns the old setting (tests)"},
+     "use AVX2 in the string scan and fill (where the CPU has it); returns the old setting "
+     "(tests)"},
 #endif
     {"_text_refused", (PyCFunction)py_text_refused, METH_NOARGS,
      "strings the direct UTF-8 path handed back to CPython's decoder (tests)"},

@@ -30,7 +30,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #ifdef Py_LIMITED_API
-#error "the binding needs the full CPython API (build_ffi.py defines _CFFI_NO_LIMITED_API)"
+#  error "the binding needs the full CPython API (build_ffi.py defines _CFFI_NO_LIMITED_API)"
 #endif
 #include <datetime.h>
 #include <structmember.h>
@@ -40,25 +40,25 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
-#include <emmintrin.h>
+#  include <emmintrin.h>
 #endif
 #if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_TEXT_AVX2 1
+#  include <immintrin.h>
+#  define HAVE_TEXT_AVX2 1
 #endif
 
 #include "rscflight.h"
 
 /* ---- the Python side's types ---------------------------------------------- */
 
-enum { E_TYPE, E_KEY, E_PROPS, E_N };                       /* Element        */
-enum { TH_ID, TH_STATUS, TH_VALUE, TH_REASON, TH_N };        /* Lazy, Promise  */
-enum { CR_ID, CR_CHUNKS, CR_NAME, CR_ASYNC, CR_IMPORT_MAP, CR_N };          /* ClientReference */
-enum { SR_ID, SR_BOUND, SR_N };                              /* ServerReference */
-enum { BL_TYPE, BL_DATA, BL_N };                             /* Blob           */
-enum { ST_KIND, ST_ITEMS, ST_STATUS, ST_VALUE, ST_REASON, ST_N }; /* Stream   */
-enum { HI_CODE, HI_VALUE, HI_N };                            /* Hint           */
-enum { DR_TAG, DR_ID, DR_TEXT, DR_N };                       /* DebugRow       */
+enum { E_TYPE, E_KEY, E_PROPS, E_N };                              /* Element        */
+enum { TH_ID, TH_STATUS, TH_VALUE, TH_REASON, TH_N };              /* Lazy, Promise  */
+enum { CR_ID, CR_CHUNKS, CR_NAME, CR_ASYNC, CR_IMPORT_MAP, CR_N }; /* ClientReference */
+enum { SR_ID, SR_BOUND, SR_N };                                    /* ServerReference */
+enum { BL_TYPE, BL_DATA, BL_N };                                   /* Blob           */
+enum { ST_KIND, ST_ITEMS, ST_STATUS, ST_VALUE, ST_REASON, ST_N };  /* Stream   */
+enum { HI_CODE, HI_VALUE, HI_N };                                  /* Hint           */
+enum { DR_TAG, DR_ID, DR_TEXT, DR_N };                             /* DebugRow       */
 
 typedef struct slotted {
   PyTypeObject *tp;
@@ -70,7 +70,7 @@ static struct {
   PyObject *undefined;
   slotted element, lazy, promise, chunk, client_ref, server_ref, blob, stream, hint, debug_row,
       iterator, temp_ref, function;
-  PyObject *symbol_for;   /* Symbol.for_key (interns)                        */
+  PyObject *symbol_for; /* Symbol.for_key (interns)                        */
   PyObject *big_int, *date_string, *map, *map_pairs, *set_items, *form_data, *server_error;
   PyObject *decode_error;
   PyObject *typed[13];    /* rsc_binary_kind -> class; ArrayBuffer, DataView: NULL */
@@ -79,12 +79,12 @@ static struct {
   PyObject *frombytes;    /* array.array.frombytes (a method descriptor)     */
   PyObject *borrowed;     /* one BorrowedBytes, lent out for each copy       */
   PyObject *utc;
-  PyObject *s_status[5];  /* rsc_chunk_state -> "pending", ...               */
+  PyObject *s_status[5]; /* rsc_chunk_state -> "pending", ...               */
   PyObject *s_stream_kind[4];
   PyObject *s_stream_end[3];
   PyObject *s_digest;
-  PyObject *s_closed;     /* "closed": a root the end of the stream rejected */
-} T; /* filled once by _set_types (_types.c) */
+  PyObject *s_closed; /* "closed": a root the end of the stream rejected */
+} T;                  /* filled once by _set_types (_types.c) */
 
 /* The streaming decoder's state (_decoder.c), readied by _set_types. */
 static PyTypeObject DecStateType;

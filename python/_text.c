@@ -26,7 +26,7 @@ static PyObject *py_text_refused(PyObject *self, PyObject *unused) {
 }
 
 #ifdef __SSE2__
-#define TEXT_DIRECT_MIN 16
+#  define TEXT_DIRECT_MIN 16
 
 /* For n >= 16 bytes: the width their widest character needs (1: ASCII,
  * 2: up to U+00FF, 3: up to U+FFFF, 4: beyond; the lead bytes tell, as
@@ -39,7 +39,7 @@ static inline int lanes_at_least(__m128i v, int byte) {
   return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)byte)), v)) != 0;
 }
 
-#ifdef HAVE_TEXT_AVX2
+#  ifdef HAVE_TEXT_AVX2
 /* Where the CPU has AVX2 (checked once, when the module is installed;
  * _text_avx2() turns it off for the tests), the scan's bulk and the fill's
  * runs of 2- and 4-byte characters go 32 bytes at a time (on long text the
@@ -47,7 +47,7 @@ static inline int lanes_at_least(__m128i v, int byte) {
  * returns the bytes read (a multiple of 32); their widest byte goes in
  * *vmax, their continuation bytes in *cont. */
 __attribute__((target("avx2"))) static size_t scan_blocks_avx2(const uint8_t *p, size_t n,
-                                                                __m128i *vmax, size_t *cont) {
+                                                               __m128i *vmax, size_t *cont) {
   const __m256i zero = _mm256_setzero_si256(), below = _mm256_set1_epi8(-64);
   __m256i vm = zero;
   size_t i = 0, c = 0, blocks = n / 32;
@@ -73,7 +73,7 @@ __attribute__((target("avx2"))) static size_t scan_blocks_avx2(const uint8_t *p,
 /* ascii_copy's bulk: copies 32-byte blocks of p[0..n) to out while they
  * are ASCII; returns the bytes copied (a multiple of 32). */
 __attribute__((target("avx2"))) static size_t ascii_copy_avx2(const uint8_t *p, size_t n,
-                                                               uint8_t *out) {
+                                                              uint8_t *out) {
   size_t i = 0;
   for (; n - i >= 32; i += 32) {
     __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
@@ -89,7 +89,7 @@ __attribute__((target("avx2"))) static size_t ascii_copy_avx2(const uint8_t *p, 
  * *kp moved past the characters written. kind 1 only for leads below C4
  * (utf8_fill's test), so packing saturates nothing. */
 __attribute__((target("avx2"))) static size_t run2_avx2(const uint8_t *p, size_t n, size_t i,
-                                                         void *out, size_t *kp, int kind) {
+                                                        void *out, size_t *kp, int kind) {
   const __m256i form = _mm256_set1_epi16((short)0xC0E0), pair = _mm256_set1_epi16((short)0x80C0);
   const __m256i low5 = _mm256_set1_epi16(0x1F), low6 = _mm256_set1_epi16(0x3F);
   size_t k = *kp;
@@ -121,9 +121,10 @@ __attribute__((target("avx2"))) static size_t run2_avx2(const uint8_t *p, size_t
 /* The same for 4-byte characters (emoji), 8 at a time as 32-bit lanes,
  * into a str of kind 4. */
 __attribute__((target("avx2"))) static size_t run4_avx2(const uint8_t *p, size_t n, size_t i,
-                                                         void *out, size_t *kp) {
-  const __m256i form = _mm256_set1_epi32((int)0xC0C0C0F8), quad = _mm256_set1_epi32((int)0x808080F0),
-                low6 = _mm256_set1_epi32(0x3F), top = _mm256_set1_epi32(0x10FFFF);
+                                                        void *out, size_t *kp) {
+  const __m256i form = _mm256_set1_epi32((int)0xC0C0C0F8),
+                quad = _mm256_set1_epi32((int)0x808080F0), low6 = _mm256_set1_epi32(0x3F),
+                top = _mm256_set1_epi32(0x10FFFF);
   size_t k = *kp;
   while (n - i >= 32) {
     __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
@@ -153,15 +154,15 @@ static PyObject *py_text_avx2(PyObject *self, PyObject *arg) {
   text_avx2 = on && __builtin_cpu_supports("avx2");
   return PyBool_FromLong(prev);
 }
-#endif
+#  endif
 
 static int utf8_scan(const uint8_t *p, size_t n, size_t *cont) {
   const __m128i zero = _mm_setzero_si128(), below = _mm_set1_epi8(-64); /* 0x80..0xBF: -128..-65 */
   __m128i vmax = zero;
   size_t i = 0, c = 0;
-#ifdef HAVE_TEXT_AVX2
+#  ifdef HAVE_TEXT_AVX2
   if (text_avx2 && n >= 64) i = scan_blocks_avx2(p, n, &vmax, &c);
-#endif
+#  endif
   while (i < n) {
     /* a byte lane counts to 255: 254 blocks and the last 16 bytes */
     __m128i vcont = zero;
@@ -187,7 +188,8 @@ static int utf8_scan(const uint8_t *p, size_t n, size_t *cont) {
   return lanes_at_least(vmax, 0xF0) ? 4 : lanes_at_least(vmax, 0xC4) ? 3 : 2;
 }
 
-static inline __attribute__((always_inline)) void put_char(void *out, size_t k, uint32_t ch, int kind) {
+static inline __attribute__((always_inline)) void put_char(void *out, size_t k, uint32_t ch,
+                                                           int kind) {
   if (kind == 1) ((uint8_t *)out)[k] = (uint8_t)ch;
   else if (kind == 2) ((uint16_t *)out)[k] = (uint16_t)ch;
   else ((uint32_t *)out)[k] = ch;
@@ -196,8 +198,8 @@ static inline __attribute__((always_inline)) void put_char(void *out, size_t k, 
 /* The character of 2 to 4 bytes at p[*i], whose lead byte is lead, into
  * *ch (continuation bytes taken as they are); *i moves past it. 0 if lead
  * cannot lead (C0, C1, F5-FF, or a continuation byte). */
-static inline __attribute__((always_inline)) int utf8_take(const uint8_t *p, size_t *i, uint32_t lead,
-                                                          uint32_t *ch) {
+static inline __attribute__((always_inline)) int utf8_take(const uint8_t *p, size_t *i,
+                                                           uint32_t lead, uint32_t *ch) {
   const uint8_t *s = p + *i;
   if (lead < 0xE0) {
     if (lead < 0xC2) return 0;
@@ -206,13 +208,15 @@ static inline __attribute__((always_inline)) int utf8_take(const uint8_t *p, siz
     *ch = (lead & 0x0F) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu), *i += 3;
   } else {
     if (lead > 0xF4) return 0;
-    *ch = (lead & 0x07) << 18 | (s[1] & 0x3Fu) << 12 | (s[2] & 0x3Fu) << 6 | (s[3] & 0x3Fu), *i += 4;
+    *ch = (lead & 0x07) << 18 | (s[1] & 0x3Fu) << 12 | (s[2] & 0x3Fu) << 6 | (s[3] & 0x3Fu),
+    *i += 4;
   }
   return 1;
 }
 
 /* 16 ASCII bytes as 16 characters of `kind` bytes. */
-static inline __attribute__((always_inline)) void put_ascii16(void *out, size_t k, __m128i v, int kind) {
+static inline __attribute__((always_inline)) void put_ascii16(void *out, size_t k, __m128i v,
+                                                              int kind) {
   const __m128i zero = _mm_setzero_si128();
   if (kind == 1) {
     _mm_storeu_si128((__m128i *)((uint8_t *)out + k), v);
@@ -259,9 +263,9 @@ __attribute__((noinline)) static fill_at run2(const uint8_t *p, size_t n, size_t
       _mm_storeu_si128((__m128i *)((uint32_t *)out + k + 4), _mm_unpackhi_epi16(ch, zero));
     }
     i += 16, k += 8;
-#ifdef HAVE_TEXT_AVX2
+#  ifdef HAVE_TEXT_AVX2
     if (text_avx2 && n - i >= 32) i = run2_avx2(p, n, i, out, &k, kind);
-#endif
+#  endif
   } while (n - i >= 16);
   return (fill_at){i, k};
 }
@@ -275,17 +279,17 @@ __attribute__((noinline)) static fill_at run4(const uint8_t *p, size_t n, size_t
   do {
     __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
     if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(v, form), quad)) != 0xFFFF) break;
-    __m128i ch = _mm_or_si128(
-        _mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
-                     _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 8), low6), 12)),
-        _mm_or_si128(_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 16), low6), 6),
-                     _mm_and_si128(_mm_srli_epi32(v, 24), low6)));
+    __m128i ch =
+        _mm_or_si128(_mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
+                                  _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 8), low6), 12)),
+                     _mm_or_si128(_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 16), low6), 6),
+                                  _mm_and_si128(_mm_srli_epi32(v, 24), low6)));
     if (_mm_movemask_epi8(_mm_cmpgt_epi32(ch, top))) break; /* F5-F7 leads */
     _mm_storeu_si128((__m128i *)((uint32_t *)out + k), ch);
     i += 16, k += 4;
-#ifdef HAVE_TEXT_AVX2
+#  ifdef HAVE_TEXT_AVX2
     if (text_avx2 && n - i >= 32) i = run4_avx2(p, n, i, out, &k);
-#endif
+#  endif
   } while (n - i >= 16);
   return (fill_at){i, k};
 }
@@ -299,7 +303,7 @@ __attribute__((noinline)) static fill_at run4(const uint8_t *p, size_t n, size_t
  * no read passes n. Runs go one by one for 8 characters, then 16 bytes at a
  * time while they last: words stay cheap, long runs get fast. */
 static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, size_t n, void *out,
-                                                          size_t chars, int kind) {
+                                                           size_t chars, int kind) {
   size_t i = 0, k = 0;
   while (i < n) {
     uint32_t b = p[i];
@@ -349,9 +353,9 @@ static inline __attribute__((always_inline)) int utf8_fill(const uint8_t *p, siz
  * holding a non-ASCII byte starts (a multiple of 16). */
 static size_t ascii_copy(const uint8_t *p, size_t n, uint8_t *out) {
   size_t i = 0;
-#ifdef HAVE_TEXT_AVX2
+#  ifdef HAVE_TEXT_AVX2
   if (text_avx2) i = ascii_copy_avx2(p, n, out);
-#endif
+#  endif
   for (; n - i >= 16; i += 16) {
     __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
     if (_mm_movemask_epi8(v)) return i;
@@ -369,7 +373,7 @@ static size_t ascii_copy(const uint8_t *p, size_t n, uint8_t *out) {
  * as they are checked, one pass over text that is all ASCII (most text rows)
  * where the scan and a copy were two. A non-ASCII byte further on drops
  * that str; the scan then starts where the ASCII stopped. */
-#define ASCII_FIRST_MIN 64
+#  define ASCII_FIRST_MIN 64
 
 static PyObject *text(const char *s, size_t n) {
   if (n < TEXT_DIRECT_MIN || n > (size_t)PY_SSIZE_T_MAX)
@@ -445,7 +449,8 @@ static inline size_t short_hash(const char *s, size_t n) {
     a = x;
     b = y;
   } else {
-    a = (uint64_t)(uint8_t)s[0] | (uint64_t)(uint8_t)s[n / 2] << 8 | (uint64_t)(uint8_t)s[n - 1] << 16;
+    a = (uint64_t)(uint8_t)s[0] | (uint64_t)(uint8_t)s[n / 2] << 8 |
+        (uint64_t)(uint8_t)s[n - 1] << 16;
     b = 0;
   }
   uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + n) * 0xFF51AFD7ED558CCDull;

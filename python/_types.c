@@ -10,8 +10,7 @@
  * protocol for the length of one call: a memoryview would cost two
  * objects per typed array, a bytes object a copy. */
 typedef struct {
-  PyObject_HEAD
-  const void *bytes;
+  PyObject_HEAD const void *bytes;
   Py_ssize_t len;
 } BorrowedBytes;
 
@@ -27,8 +26,7 @@ static int bb_getbuffer(PyObject *self, Py_buffer *view, int flags) {
 static PyBufferProcs bb_as_buffer = {.bf_getbuffer = bb_getbuffer};
 
 static PyTypeObject BorrowedBytesType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "rscflight._rscflight.BorrowedBytes",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rscflight._rscflight.BorrowedBytes",
     .tp_basicsize = sizeof(BorrowedBytes),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_as_buffer = &bb_as_buffer,
@@ -108,9 +106,9 @@ static PyObject *py_set_types(PyObject *self, PyObject *ns) {
     return NULL;
   if (!(T.undefined = need(ns, "undefined")) || !(T.symbol_for = need(ns, "symbol_for")) ||
       !(T.big_int = need(ns, "BigInt")) || !(T.date_string = need(ns, "DateString")) ||
-      !(T.map = need(ns, "Map")) || !(T.map_pairs = need(ns, "MapPairs")) || !(T.set_items = need(ns, "SetItems")) ||
-      !(T.form_data = need(ns, "FormData")) || !(T.server_error = need(ns, "ServerError")) ||
-      !(T.decode_error = need(ns, "DecodeError")))
+      !(T.map = need(ns, "Map")) || !(T.map_pairs = need(ns, "MapPairs")) ||
+      !(T.set_items = need(ns, "SetItems")) || !(T.form_data = need(ns, "FormData")) ||
+      !(T.server_error = need(ns, "ServerError")) || !(T.decode_error = need(ns, "DecodeError")))
     return NULL;
   for (int k = 0; k < 13; k++) {
     if (k == RSC_ARRAY_BUFFER || k == RSC_DATA_VIEW) continue;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
-#include <sys/mman.h>
+#  include <sys/mman.h>
 #endif
 
 /* Big blocks from libc are aligned to 2 MiB and marked for transparent huge
@@ -158,7 +158,7 @@ static void reset_blocks(rsc_arena *a, size_t merge_max) {
   /* The blocks go before the spares left from an earlier reset (never
    * needed since); blocks of one request each go back to the allocator. */
   rsc_arena_block *b = a->head, *keep = a->spare;
-  size_t held = 0;  /* usable bytes this decode held, asides included */
+  size_t held = 0; /* usable bytes this decode held, asides included */
   size_t largest = 0;
   unsigned blocks = 0;
   while (b) {

@@ -16,25 +16,25 @@ typedef struct rsc_arena_block {
   struct rsc_arena_block *prev;
   size_t size; /* usable bytes after the header                          */
   size_t used;
-  bool aside;  /* a block of one request, behind the head (alloc_slow)  */
+  bool aside; /* a block of one request, behind the head (alloc_slow)  */
 } rsc_arena_block;
 
 typedef struct rsc_arena {
   rsc_alloc alloc;
   rsc_arena_block *head;
   rsc_arena_block *spare; /* blocks kept by a reset, largest first      */
-  size_t next_size;   /* size of the next block (grows geometrically)     */
-  size_t total;       /* bytes held now                                   */
-  size_t peak;        /* most bytes held                                  */
-  size_t max_block;   /* blocks stop growing here (0: 4 MiB); the
-                         allocation-failure tests make it tiny so that
-                         every allocation site meets the allocator       */
-  bool aside;         /* a request that does not fit while the head has
-                         RSC_ARENA_ASIDE bytes free gets a block of its
-                         own behind the head. rsc__arena_shrink_last
-                         gives nothing back from such a block, so an
-                         arena that shrinks its allocations as a rule
-                         (the string arena) leaves this off            */
+  size_t next_size;       /* size of the next block (grows geometrically)     */
+  size_t total;           /* bytes held now                                   */
+  size_t peak;            /* most bytes held                                  */
+  size_t max_block;       /* blocks stop growing here (0: 4 MiB); the
+                             allocation-failure tests make it tiny so that
+                             every allocation site meets the allocator       */
+  bool aside;             /* a request that does not fit while the head has
+                             RSC_ARENA_ASIDE bytes free gets a block of its
+                             own behind the head. rsc__arena_shrink_last
+                             gives nothing back from such a block, so an
+                             arena that shrinks its allocations as a rule
+                             (the string arena) leaves this off            */
 } rsc_arena;
 
 #define RSC_ARENA_ASIDE 1024

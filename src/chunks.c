@@ -212,8 +212,8 @@ static inline void append_listener(rsc_chunk *c, rsc_listener *l, uint8_t kind, 
   c->tail = l;
 }
 
-bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
-                       rsc_stream *s, rsc_chunk *target, rsc_node value) {
+bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref, rsc_stream *s,
+                       rsc_chunk *target, rsc_node value) {
   size_t size = stream_kind(kind) ? sizeof(rsc_stream_listener) : sizeof(rsc_listener);
   rsc_listener *l = (rsc_listener *)rsc__alloc(d, size);
   if (!l) return false;
@@ -274,7 +274,9 @@ static void after_blocked(rsc_decoder *d, rsc_chunk *blocked, uint8_t kind, rsc_
                           rsc_chunk *target, rsc_node value, const char *json_error) {
   if (blocked->state == CS_FULFILLED) {
     rsc_stream_listener now = {.head = {.kind = kind, .json_error = json_error},
-                               .stream = s, .chunk = target, .value = value};
+                               .stream = s,
+                               .chunk = target,
+                               .value = value};
     run_listener(d, &now.head, blocked->value, blocked, false);
     return;
   }
@@ -292,8 +294,8 @@ static void run_listeners(rsc_decoder *d, rsc_listener *list, rsc_node v, rsc_ch
   if (!list) return;
   if (d->jobs_len == d->jobs_cap) {
     size_t cap = d->jobs_cap ? d->jobs_cap * 2 : 64;
-    wake_job *j = (wake_job *)rsc__heap_realloc(&d->arena.alloc, d->jobs,
-                                                d->jobs_cap * sizeof *j, cap * sizeof *j);
+    wake_job *j = (wake_job *)rsc__heap_realloc(&d->arena.alloc, d->jobs, d->jobs_cap * sizeof *j,
+                                                cap * sizeof *j);
     if (!j) {
       rsc__fail(d, RSC_ERR_NOMEM, d->row_offset, d->row_id, "out of memory");
       return;
@@ -389,9 +391,7 @@ static bool placeholder_fill(rsc_decoder *d, const rsc_ref *ref, const rsc_scope
 /* React's wakeChunkIfInitialized, with listeners detached from c first. */
 static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list) {
   switch (c->state) {
-  case CS_FULFILLED:
-    wake_chunk(d, list, c->value, c);
-    return;
+  case CS_FULFILLED: wake_chunk(d, list, c->value, c); return;
   case CS_BLOCKED: {
     /* A listener whose scope leads back to c closes a cycle: fill it with
      * the partial value now instead of waiting forever. */
@@ -436,11 +436,8 @@ static void wake_if_initialized(rsc_decoder *d, rsc_chunk *c, rsc_listener *list
       c->tail = tail;
     }
     return;
-  case CS_REJECTED:
-    reject_chunk(d, list, c->reason);
-    return;
-  default:
-    return;
+  case CS_REJECTED: reject_chunk(d, list, c->reason); return;
+  default: return;
   }
 }
 
@@ -528,9 +525,7 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
       }
       rsc__read_chunk(d, rc);
       switch (rc->state) {
-      case CS_FULFILLED:
-        value = rc->value;
-        continue;
+      case CS_FULFILLED: value = rc->value; continue;
       case CS_BLOCKED: {
         rsc_scope *cyc = rsc__resolve_blocked_cycle(rc, ref, 0);
         if (cyc) {
@@ -544,11 +539,8 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
         ref->path_pos = i;
         rsc__add_listener(d, rc, LK_REF, ref, NULL, NULL, rsc__mk(RSC_NONE));
         return;
-      case CS_HALTED:
-        return;
-      default:
-        rsc__reject_reference(d, h, rc->reason);
-        return;
+      case CS_HALTED: return;
+      default: rsc__reject_reference(d, h, rc->reason); return;
       }
     }
     if (hop_count) hopped = true;
@@ -625,8 +617,7 @@ void rsc__init_model_chunk(rsc_decoder *d, rsc_chunk *c) {
      * nests (React does it recursively and overflows at about 850). Each
      * level costs about 620 bytes of C stack (1.5 KB under ASan), so 1000
      * levels fit a 1 MB thread stack (docs/hardening.md). */
-    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id,
-              "reference chain too deep to initialise");
+    rsc__fail(d, RSC_ERR_LIMIT, d->row_offset, d->row_id, "reference chain too deep to initialise");
     return;
   }
   d->mode_locked = true; /* revived with the current semantics */

@@ -39,8 +39,8 @@ void rsc__reject_reference(rsc_decoder *d, rsc_scope *h, rsc_node error);
 void rsc__trigger_error(rsc_decoder *d, rsc_chunk *c, rsc_node error);
 rsc_scope *rsc__current_scope_dep(rsc_decoder *d); /* deps++ or a new scope */
 rsc_scope *rsc__resolve_blocked_cycle(rsc_chunk *resolved, rsc_ref *ref, int depth);
-bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref,
-                       rsc_stream *s, rsc_chunk *target, rsc_node value);
+bool rsc__add_listener(rsc_decoder *d, rsc_chunk *c, uint8_t kind, rsc_ref *ref, rsc_stream *s,
+                       rsc_chunk *target, rsc_node value);
 
 /* Brent's cycle check along a chain of lazies being unwrapped: true when
  * c was met before. React unwraps fulfilled lazies in a loop that never

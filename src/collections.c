@@ -29,16 +29,24 @@ static const char *c_string(rsc_decoder *d, const rsc_node *s) {
 
 static uintptr_t identity(const rsc_node *n) {
   switch (n->kind) {
-  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
-    return (uintptr_t)n->u.items;
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA: return (uintptr_t)n->u.items;
   case RSC_OBJECT: return (uintptr_t)n->u.members;
   case RSC_DATE: /* every "$D" is a new Date object */
-  case RSC_ELEMENT: case RSC_LAZY: case RSC_CLIENT_REF: case RSC_SERVER_REF:
-  case RSC_ERROR: case RSC_BLOB: case RSC_ITERATOR: case RSC_BINARY: case RSC_STREAM:
-  case RSC_PROMISE: case RSC_FUNCTION:
-    return (uintptr_t)n->u.str;
-  default:
-    return 0;
+  case RSC_ELEMENT:
+  case RSC_LAZY:
+  case RSC_CLIENT_REF:
+  case RSC_SERVER_REF:
+  case RSC_ERROR:
+  case RSC_BLOB:
+  case RSC_ITERATOR:
+  case RSC_BINARY:
+  case RSC_STREAM:
+  case RSC_PROMISE:
+  case RSC_FUNCTION: return (uintptr_t)n->u.str;
+  default: return 0;
   }
 }
 
@@ -46,11 +54,13 @@ static uintptr_t identity(const rsc_node *n) {
 static bool same_value_zero(const rsc_node *a, const rsc_node *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-  case RSC_NULL: case RSC_UNDEFINED: return true;
+  case RSC_NULL:
+  case RSC_UNDEFINED: return true;
   case RSC_BOOL: return a->u.boolean == b->u.boolean;
   case RSC_NUMBER: return a->u.num == b->u.num || (isnan(a->u.num) && isnan(b->u.num));
-  case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
-    return a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
+  case RSC_STRING:
+  case RSC_BIGINT:
+  case RSC_SYMBOL: return a->len == b->len && memcmp(a->u.str, b->u.str, a->len) == 0;
   case RSC_LAZY: /* a lazy object per "$L" string (lazy_serial) */
     return a->u.chunk == b->u.chunk && a->len == b->len;
   default: return identity(a) == identity(b);
@@ -68,7 +78,9 @@ static uint64_t value_hash(uint64_t seed, const rsc_node *n) {
     return rsc__hash_final((h ^ bits) * 1099511628211ull);
   }
   case RSC_BOOL: return rsc__hash_final(h ^ (uint64_t)n->u.boolean);
-  case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
+  case RSC_STRING:
+  case RSC_BIGINT:
+  case RSC_SYMBOL:
     for (uint32_t i = 0; i < n->len; i++) h = (h ^ (uint8_t)n->u.str[i]) * 1099511628211ull;
     return rsc__hash_final(h);
   default: return rsc__hash_final(h ^ (uint64_t)identity(n) * 0x9E3779B97F4A7C15ull);
@@ -201,8 +213,7 @@ static bool is_nullish(const rsc_node *v) {
 /* The TypeError JavaScript throws reading a property of null or undefined
  * (v is one of them): "Cannot read properties of null (reading 'id')".
  * Always false: the error is thrown, or the decoder failed. */
-static bool read_of_nullish(rsc_decoder *d, const rsc_node *v, const char *prop,
-                            rsc_node *thrown) {
+static bool read_of_nullish(rsc_decoder *d, const rsc_node *v, const char *prop, rsc_node *thrown) {
   char buf[96];
   int n = snprintf(buf, sizeof buf, "Cannot read properties of %s (reading '%s')",
                    v->kind == RSC_NULL ? "null" : "undefined", prop);
@@ -223,8 +234,9 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
   rsc_node *elements = NULL;
   switch (model.kind) {
   case RSC_ARRAY: break;
-  case RSC_NULL: case RSC_NONE: case RSC_UNDEFINED:
-    return read_of_nullish(d, &model, "slice", thrown);
+  case RSC_NULL:
+  case RSC_NONE:
+  case RSC_UNDEFINED: return read_of_nullish(d, &model, "slice", thrown);
   case RSC_STRING: {
     /* String.prototype.slice(1) works; a string is no sequence of parts */
     size_t skip = model.len ? rsc__utf8_char_len((const uint8_t *)model.u.str, model.len, 0) : 0;
@@ -238,12 +250,14 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     return blob_sources_string(d, model.u.str + skip, model.len - skip, thrown);
   }
   case RSC_BLOB:
-    *thrown = rsc__type_error(d, "The \"sources\" argument must be a sequence. Received an instance of Blob");
+    *thrown = rsc__type_error(
+        d, "The \"sources\" argument must be a sequence. Received an instance of Blob");
     return false;
   case RSC_BINARY:
     if (model.sub == RSC_ARRAY_BUFFER) {
-      *thrown = rsc__type_error(d, "The \"sources\" argument must be a sequence. Received an instance of "
-                              "ArrayBuffer");
+      *thrown =
+          rsc__type_error(d, "The \"sources\" argument must be a sequence. Received an instance of "
+                             "ArrayBuffer");
       return false;
     }
     if (model.sub != RSC_DATA_VIEW) {
@@ -263,9 +277,7 @@ static bool make_blob(rsc_decoder *d, rsc_node model, rsc_node *out, rsc_node *t
     }
     *thrown = rsc__type_error(d, "model.slice is not a function"); /* a DataView has no slice */
     return false;
-  default:
-    *thrown = rsc__type_error(d, "model.slice is not a function");
-    return false;
+  default: *thrown = rsc__type_error(d, "model.slice is not a function"); return false;
   }
   rsc_strbuf sb = {NULL, 0, 0};
   bool ok = true;
@@ -324,21 +336,21 @@ static const rsc_node *member(const rsc_node *obj, const char *name) {
   return rsc_object_get(obj, name, strlen(name));
 }
 
-static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
-                      rsc_node *thrown);
+static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out, rsc_node *thrown);
 
 /* Every value a reference places goes through here. With
  * RSC_OPT_TRACK_SHARED it notes what now sits in a second place: the value
  * placed and, for the collections built from a model, the values they
  * copied out of it (a Map's keys and values are also the model's). */
-bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
-                    rsc_node *thrown) {
+bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out, rsc_node *thrown) {
   if (!apply_map(d, map, model, out, thrown)) return false;
   if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return true;
   rsc__note_shared(d, out);
   if (map == MAP_MODEL) return true;
   switch (out->kind) {
-  case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA:
     for (uint32_t i = 0; i < out->len; i++) rsc__note_shared(d, &out->u.items[i]);
     break;
   case RSC_ITERATOR: {
@@ -356,11 +368,8 @@ bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
     rsc__note_shared(d, &out->u.sref->id);
     rsc__note_shared(d, &out->u.sref->bound);
     break;
-  case RSC_ERROR:
-    rsc__note_shared(d, &out->u.err->cause);
-    break;
-  default:
-    break;
+  case RSC_ERROR: rsc__note_shared(d, &out->u.err->cause); break;
+  default: break;
   }
   return true;
 }
@@ -369,11 +378,15 @@ bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
 
 static bool is_primitive(uint8_t kind) {
   switch (kind) {
-  case RSC_NULL: case RSC_UNDEFINED: case RSC_NONE: case RSC_BOOL: case RSC_NUMBER:
-  case RSC_STRING: case RSC_BIGINT: case RSC_SYMBOL:
-    return true;
-  default:
-    return false;
+  case RSC_NULL:
+  case RSC_UNDEFINED:
+  case RSC_NONE:
+  case RSC_BOOL:
+  case RSC_NUMBER:
+  case RSC_STRING:
+  case RSC_BIGINT:
+  case RSC_SYMBOL: return true;
+  default: return false;
   }
 }
 
@@ -387,8 +400,7 @@ static bool error_with_value(rsc_decoder *d, const char *head, const rsc_node *v
   if (ok && v && v->kind == RSC_SYMBOL)
     ok = rsc__strbuf_put(d, &sb, "Symbol(", 7) && rsc__strbuf_put(d, &sb, v->u.str, v->len) &&
          rsc__strbuf_put(d, &sb, ")", 1);
-  else if (ok && v)
-    ok = rsc__js_string(d, v, &sb, &ignored);
+  else if (ok && v) ok = rsc__js_string(d, v, &sb, &ignored);
   ok = ok && rsc__strbuf_put(d, &sb, tail, strlen(tail));
   return throw_text(d, &sb, ok, thrown);
 }
@@ -523,17 +535,25 @@ static bool collection_of_other(rsc_decoder *d, uint8_t map, rsc_node model, rsc
   }
   const char *what;
   switch (model.kind) {
-  case RSC_NUMBER: return error_with_value(d, "number ", &model, " is not iterable (cannot read "
-                                           "property Symbol(Symbol.iterator))", thrown);
-  case RSC_BOOL: return error_with_value(d, "boolean ", &model, " is not iterable (cannot read "
-                                         "property Symbol(Symbol.iterator))", thrown);
+  case RSC_NUMBER:
+    return error_with_value(d, "number ", &model,
+                            " is not iterable (cannot read "
+                            "property Symbol(Symbol.iterator))",
+                            thrown);
+  case RSC_BOOL:
+    return error_with_value(d, "boolean ", &model,
+                            " is not iterable (cannot read "
+                            "property Symbol(Symbol.iterator))",
+                            thrown);
   case RSC_BIGINT: what = "bigint"; break;
   case RSC_SYMBOL: what = "symbol"; break;
   case RSC_SERVER_REF: what = "function"; break;
   default: what = "object"; break;
   }
-  return error_with_value(d, what, NULL, " is not iterable (cannot read property "
-                          "Symbol(Symbol.iterator))", thrown);
+  return error_with_value(d, what, NULL,
+                          " is not iterable (cannot read property "
+                          "Symbol(Symbol.iterator))",
+                          thrown);
 }
 
 /* typedArray[i]: a number, a BigInt for the 64-bit kinds, undefined past
@@ -561,13 +581,11 @@ static bool binary_element(rsc_decoder *d, const rsc_node *ta, size_t i, rsc_nod
  * FormData's [key, value] entries, a Set's values, a typed array's
  * elements (BigInts for the 64-bit ones). Anything else has no
  * Symbol.iterator: the TypeError JavaScript throws. */
-static bool iterated_items(rsc_decoder *d, const rsc_node *model, rsc_node *out,
-                           rsc_node *thrown) {
+static bool iterated_items(rsc_decoder *d, const rsc_node *model, rsc_node *out, rsc_node *thrown) {
   size_t n = 0;
   rsc_node *items = NULL;
   switch (model->kind) {
-  case RSC_STRING:
-    return code_points(d, model, out);
+  case RSC_STRING: return code_points(d, model, out);
   case RSC_SET:
     n = model->len;
     items = rsc__alloc_nodes(d, n + 1);
@@ -612,9 +630,7 @@ static bool iterated_items(rsc_decoder *d, const rsc_node *model, rsc_node *out,
 static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out,
                       rsc_node *thrown) {
   switch (map) {
-  case MAP_MODEL:
-    *out = model;
-    return true;
+  case MAP_MODEL: *out = model; return true;
   case MAP_MAP:
   case MAP_SET:
   case MAP_FORMDATA: {
@@ -659,18 +675,17 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     out->len = n * stride;
     return true;
   }
-  case MAP_BLOB:
-    return make_blob(d, model, out, thrown);
+  case MAP_BLOB: return make_blob(d, model, out, thrown);
   case MAP_ITERATOR: {
     /* model[Symbol.iterator]() */
     if (model.kind == RSC_NULL) {
       *thrown = rsc__type_error(d, "object null is not iterable (cannot read property "
-                              "Symbol(Symbol.iterator))");
+                                   "Symbol(Symbol.iterator))");
       return false;
     }
     if (model.kind == RSC_UNDEFINED || model.kind == RSC_NONE) {
       *thrown = rsc__type_error(d, "undefined is not iterable (cannot read property "
-                              "Symbol(Symbol.iterator))");
+                                   "Symbol(Symbol.iterator))");
       return false;
     }
     if (model.kind == RSC_ITERATOR) { /* an iterator's own iterator is itself */
@@ -689,13 +704,17 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_ERROR_DEV: {
     /* resolveErrorDev reads errorInfo.name, then asks "cause" in errorInfo */
     switch (model.kind) {
-    case RSC_NULL: case RSC_UNDEFINED: case RSC_NONE:
-      return read_of_nullish(d, &model, "name", thrown);
-    case RSC_STRING: case RSC_NUMBER: case RSC_BOOL: case RSC_BIGINT: case RSC_SYMBOL:
+    case RSC_NULL:
+    case RSC_UNDEFINED:
+    case RSC_NONE: return read_of_nullish(d, &model, "name", thrown);
+    case RSC_STRING:
+    case RSC_NUMBER:
+    case RSC_BOOL:
+    case RSC_BIGINT:
+    case RSC_SYMBOL:
       return error_with_value(d, "Cannot use 'in' operator to search for 'cause' in ", &model, "",
                               thrown);
-    default:
-      break;
+    default: break;
     }
     rsc_node e = rsc__error_node(d, rsc__dev_default_error, NULL);
     if (e.kind != RSC_ERROR) return false;
@@ -704,8 +723,8 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
       if (!(e.u.err->message = c_string(d, msg))) return false;
       e.u.err->message_len = msg->len;
     } else if (msg && msg->kind != RSC_STRING && msg->kind != RSC_NULL &&
-             !(msg->kind == RSC_BOOL && !msg->u.boolean) &&
-             !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num)))) {
+               !(msg->kind == RSC_BOOL && !msg->u.boolean) &&
+               !(msg->kind == RSC_NUMBER && (msg->u.num == 0 || isnan(msg->u.num)))) {
       rsc_node text;
       if (!rsc__js_string_node(d, msg, false, &text, thrown)) return false;
       e.u.err->message = text.u.str;
@@ -723,9 +742,7 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
   case MAP_MODEL_THEN:
     *out = model.kind == RSC_SERVER_REF || model.kind == RSC_FUNCTION ? rsc__mk(RSC_NULL) : model;
     return true;
-  case MAP_SERVER_REF_THEN:
-    *out = rsc__mk(RSC_NULL);
-    return true;
+  case MAP_SERVER_REF_THEN: *out = rsc__mk(RSC_NULL); return true;
   case MAP_SERVER_REF: {
     /* loadServerReference reads metaData.id: a TypeError on null and
      * undefined, null for an id that is no string */
@@ -760,12 +777,16 @@ static bool apply_map(rsc_decoder *d, uint8_t map, rsc_node model, rsc_node *out
     const rsc_node *p = model.kind == RSC_OBJECT ? member(&model, "prototype") : NULL;
     if (p) proto = *p;
     switch (proto.kind) {
-    case RSC_STRING: case RSC_NUMBER: case RSC_BOOL: case RSC_BIGINT: case RSC_SYMBOL:
-    case RSC_UNDEFINED: case RSC_NONE:
+    case RSC_STRING:
+    case RSC_NUMBER:
+    case RSC_BOOL:
+    case RSC_BIGINT:
+    case RSC_SYMBOL:
+    case RSC_UNDEFINED:
+    case RSC_NONE:
       return error_with_value(d, "Object prototype may only be an Object or null: ", &proto, "",
                               thrown);
-    default:
-      return true;
+    default: return true;
     }
   }
   default:

@@ -12,8 +12,7 @@ extern "C" {
  * iterator, ...) to the value a reference reached, as React's
  * fulfillReference tail and getOutlinedModel's map step do. Returns false
  * on a throw (*thrown), or when the decoder failed (d->err). */
-bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node value, rsc_node *out,
-                    rsc_node *thrown);
+bool rsc__apply_map(rsc_decoder *d, uint8_t map, rsc_node value, rsc_node *out, rsc_node *thrown);
 
 #ifdef __cplusplus
 }

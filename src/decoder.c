@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #ifndef __STDC_NO_ATOMICS__
-#include <stdatomic.h>
+#  include <stdatomic.h>
 #endif
 
 #include "bench_hooks.h"
@@ -69,24 +69,21 @@ static bool start_stream(rsc_decoder *d, uint64_t salt) {
  * they are huge pages, cheap to fault again), its chunk table at most
  * WARM_MAX_TABLE bytes, its stacks WARM_MAX_STACK entries. A decoder with
  * row buffers for rows of more than WARM_MAX_ROW_BUFFER (a reset keeps
- * those), or on the caller's allocator, is not kept. A decoder with the same JSON depth limit (simdjson's
- * buffers are sized by it) takes it, under the new options. One atomic
- * slot: a decoder is never shared between threads. rsc_release_memory
- * frees it. */
+ * those), or on the caller's allocator, is not kept. A decoder with the same JSON depth limit
+ * (simdjson's buffers are sized by it) takes it, under the new options. One atomic slot: a decoder
+ * is never shared between threads. rsc_release_memory frees it. */
 #define WARM_MAX_HELD ((size_t)16 << 20)
 #define WARM_MAX_TABLE ((size_t)256 << 10)
-#define WARM_MAX_STACK 4096 /* entries of the wake queue, of the walk's stack */
+#define WARM_MAX_STACK 4096                   /* entries of the wake queue, of the walk's stack */
 #define WARM_MAX_ROW_BUFFER ((size_t)2 << 20) /* buffers double as they grow */
 #ifndef __STDC_NO_ATOMICS__
 static _Atomic(rsc_decoder *) warm_slot;
-#define WARM_SWAP(d) atomic_exchange(&warm_slot, (d))
+#  define WARM_SWAP(d) atomic_exchange(&warm_slot, (d))
 #else
-#define WARM_SWAP(d) (d) /* no atomics: no slot */
+#  define WARM_SWAP(d) (d) /* no atomics: no slot */
 #endif
 
-static bool default_alloc(const rsc_alloc *al) {
-  return !al->malloc && !al->realloc && !al->free;
-}
+static bool default_alloc(const rsc_alloc *al) { return !al->malloc && !al->realloc && !al->free; }
 
 static void decoder_destroy(rsc_decoder *d);
 static uint8_t *row_dest(void *ctx, uint8_t tag, size_t len);
@@ -155,7 +152,8 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   rsc__arena_reset(&keep.strings);
   rsc__frame_reset(keep.frame);
   if (keep.table.slots) memset(keep.table.slots, 0, keep.table.cap * sizeof *keep.table.slots);
-  if (keep.table.dense) memset(keep.table.dense, 0, keep.table.dense_cap * sizeof *keep.table.dense);
+  if (keep.table.dense)
+    memset(keep.table.dense, 0, keep.table.dense_cap * sizeof *keep.table.dense);
   memset(d, 0, sizeof *d);
   d->opt = keep.opt;
   d->arena = keep.arena;
@@ -294,13 +292,11 @@ static bool parse_json_lead(rsc_decoder *d, const rsc_row *row, const uint8_t *p
   *syntax = NULL;
   /* A shifted start (BOM, hint code) keeps the same bytes after the end. */
   bool padded = row->padded;
-  json_result r = rsc__json_parse((rsc_json *)d->json, p, n, padded, elements && !d->dev, out,
-                                  syntax);
+  json_result r =
+      rsc__json_parse((rsc_json *)d->json, p, n, padded, elements && !d->dev, out, syntax);
   switch (r) {
-  case JSON_OK:
-    return true;
-  case JSON_SYNTAX:
-    return true;
+  case JSON_OK: return true;
+  case JSON_SYNTAX: return true;
   case JSON_LIMIT:
     /* The node limit has already failed with its own message; otherwise
      * this is depth: point at the bracket that went past the limit. */
@@ -311,9 +307,7 @@ static bool parse_json_lead(rsc_decoder *d, const rsc_row *row, const uint8_t *p
                 row->id, "JSON nested deeper than the depth limit");
     }
     return false;
-  default:
-    rsc__fail(d, RSC_ERR_NOMEM, row->data_offset, row->id, "out of memory");
-    return false;
+  default: rsc__fail(d, RSC_ERR_NOMEM, row->data_offset, row->id, "out of memory"); return false;
   }
 }
 
@@ -390,8 +384,7 @@ static uint8_t *row_dest(void *ctx, uint8_t tag, size_t len) {
   return alloc_row_bytes(d, len, &raw);
 }
 
-static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n,
-                            bytes_hold hold) {
+static rsc_node binary_node(rsc_decoder *d, int kind, const uint8_t *p, size_t n, bytes_hold hold) {
   /* Borrowed or not, the bytes' address is the value's identity: an empty
    * row gets a byte of its own. */
   const uint8_t *b = p;
@@ -664,12 +657,9 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
     if (v.kind == RSC_NONE) return d->err.code;
     return rsc__resolve_value(d, row->id, v);
   }
-  case 'I':
-    return module_row(d, row, p, n);
-  case 'H':
-    return hint_row(d, row, p, n);
-  case 'E':
-    return error_row(d, row, p, n);
+  case 'I': return module_row(d, row, p, n);
+  case 'H': return hint_row(d, row, p, n);
+  case 'E': return error_row(d, row, p, n);
   case 'N':
   case 'D':
   case 'J':
@@ -678,18 +668,10 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
     if (debug_event(d, row, p, n) != RSC_OK) return d->err.code;
     if (tag == 'J') return model_row(d, row, p, n); /* I/O info resolves its chunk */
     return RSC_OK;
-  case 'R':
-    rsc__start_stream(d, row->id, RSC_STREAM_TEXT);
-    return d->err.code;
-  case 'r':
-    rsc__start_stream(d, row->id, RSC_STREAM_BYTES);
-    return d->err.code;
-  case 'X':
-    rsc__start_stream(d, row->id, RSC_STREAM_ITERABLE);
-    return d->err.code;
-  case 'x':
-    rsc__start_stream(d, row->id, RSC_STREAM_ITERATOR);
-    return d->err.code;
+  case 'R': rsc__start_stream(d, row->id, RSC_STREAM_TEXT); return d->err.code;
+  case 'r': rsc__start_stream(d, row->id, RSC_STREAM_BYTES); return d->err.code;
+  case 'X': rsc__start_stream(d, row->id, RSC_STREAM_ITERABLE); return d->err.code;
+  case 'x': rsc__start_stream(d, row->id, RSC_STREAM_ITERATOR); return d->err.code;
   case 'C': {
     rsc_node json;
     const char *syntax;
@@ -755,7 +737,7 @@ rsc_status rsc_decoder_feed_padded(rsc_decoder *d, const char *buf, size_t len) 
 
 /* Every other feed: the framer's state machine over the bytes. */
 __attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf, size_t len,
-                                                  size_t slack) {
+                                                 size_t slack) {
   if (d->err.code) return d->err.code;
   if (d->finished)
     return rsc__fail(d, RSC_ERR_STATE, rsc__frame_offset(d->frame), -1, "feed after finish");
@@ -779,8 +761,8 @@ __attribute__((noinline)) static rsc_status feed(rsc_decoder *d, const char *buf
   d->feed_begin = (const uint8_t *)buf;
   d->feed_end = (const uint8_t *)buf + take;
   d->feeds++;
-  rsc_status st = take ? rsc__frame_feed(d->frame, (const uint8_t *)buf, take, on_row, d, &ferr)
-                       : RSC_OK;
+  rsc_status st =
+      take ? rsc__frame_feed(d->frame, (const uint8_t *)buf, take, on_row, d, &ferr) : RSC_OK;
   d->feed_begin = d->feed_end = NULL;
   d->frame->slack = 0;
   if (st != RSC_OK && d->err.code == RSC_OK)

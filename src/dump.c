@@ -26,9 +26,9 @@
 typedef struct sbuf {
   char *p;
   size_t len, cap;
-  rsc_status status; /* RSC_ERR_NOMEM, or RSC_ERR_USER when the writer failed:
-                        nothing more is written */
-  bool off; /* printing disabled (the force walk) */
+  rsc_status status;  /* RSC_ERR_NOMEM, or RSC_ERR_USER when the writer failed:
+                         nothing more is written */
+  bool off;           /* printing disabled (the force walk) */
   rsc_write_fn write; /* NULL: grow */
   void *ctx;
 } sbuf;
@@ -142,18 +142,18 @@ static void sb_base64(sbuf *b, const uint8_t *p, size_t n) {
 
 /* What a slot of a composite prints. */
 typedef enum child_kind {
-  C_NODE,    /* a value                                                  */
-  C_TEXT,    /* a literal JSON string (tags, statuses)                   */
-  C_TRUE,    /* true                                                     */
-  C_OPEN,    /* "open" (a stream that never ended)                       */
-  C_ITEMS,   /* a JSON array of values from items[0..n) (stride 1)       */
-  C_PAIRS,   /* a JSON array of [k, v] pairs from items[0..2n)           */
-  C_PAIR,    /* one [k, v] pair                                          */
-  C_MEMBERS, /* an object's members, printed without the "$" escape      */
-  C_BASE64,  /* bytes as a base64 string                                 */
+  C_NODE,          /* a value                                                  */
+  C_TEXT,          /* a literal JSON string (tags, statuses)                   */
+  C_TRUE,          /* true                                                     */
+  C_OPEN,          /* "open" (a stream that never ended)                       */
+  C_ITEMS,         /* a JSON array of values from items[0..n) (stride 1)       */
+  C_PAIRS,         /* a JSON array of [k, v] pairs from items[0..2n)           */
+  C_PAIR,          /* one [k, v] pair                                          */
+  C_MEMBERS,       /* an object's members, printed without the "$" escape      */
+  C_BASE64,        /* bytes as a base64 string                                 */
   C_STREAM_BASE64, /* a byte stream's pieces joined, as a base64 string  */
-  C_SLOTS,   /* an async iterable's items (result slots)                 */
-  C_END      /* a stream's end                                           */
+  C_SLOTS,         /* an async iterable's items (result slots)                 */
+  C_END            /* a stream's end                                           */
 } child_kind;
 
 /* One slot of an open composite. Every open frame holds its slots until it
@@ -183,10 +183,10 @@ typedef struct frame {
   child *kids;
   size_t n, pos;
   bool object;
-  bool fresh; /* inside a client reference: printed anew, never a ref */
-  uint32_t place; /* where this composite is */
-  rsc_chunk *chunk; /* a lazy or promise wrapper's chunk, while open */
-  uint32_t outer_frame;  /* a wrapper's: its chunk's dump_frame before it   */
+  bool fresh;             /* inside a client reference: printed anew, never a ref */
+  uint32_t place;         /* where this composite is */
+  rsc_chunk *chunk;       /* a lazy or promise wrapper's chunk, while open */
+  uint32_t outer_frame;   /* a wrapper's: its chunk's dump_frame before it   */
   uint64_t identities_at; /* a wrapper's: walker.identities when it opened */
 } frame;
 
@@ -215,8 +215,8 @@ typedef struct walker {
   uint32_t segn;
   int indent;
   bool fail;
-  bool fresh; /* the value being visited sits inside a client reference */
-  rsc_idmap scope; /* identities met inside the client reference being printed */
+  bool fresh;          /* the value being visited sits inside a client reference */
+  rsc_idmap scope;     /* identities met inside the client reference being printed */
   uint64_t identities; /* values with identity written out so far */
 } walker;
 
@@ -368,7 +368,6 @@ static const char *status_text(const rsc_chunk *c) {
   }
 }
 
-
 static bool has_dollar_member(const rsc_node *n) {
   for (uint32_t i = 0; i < n->len; i++) {
     const rsc_member *m = &n->u.members[i];
@@ -478,15 +477,34 @@ static void visit(walker *w, const rsc_node *n) {
     return;
   }
   case RSC_STRING: sb_string(b, n->u.str, n->len); return;
-  case RSC_UNDEFINED: case RSC_NONE: sb_puts(b, "{\"$\":\"undefined\"}"); return;
-  case RSC_BIGINT: sb_puts(b, "{\"$\":\"bigint\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
-  case RSC_DATE: sb_puts(b, "{\"$\":\"Date\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
-  case RSC_SYMBOL: sb_puts(b, "{\"$\":\"symbol\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
-  case RSC_TEMP_REF: sb_puts(b, "{\"$\":\"temporary_ref\",\"v\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
-  case RSC_FUNCTION: sb_puts(b, "{\"$\":\"function\",\"source\":"); sb_string(b, n->u.str, n->len); sb_puts(b, "}"); return;
-  case RSC_ARRAY:
-    open_items(w, n->u.items, n->len);
+  case RSC_UNDEFINED:
+  case RSC_NONE: sb_puts(b, "{\"$\":\"undefined\"}"); return;
+  case RSC_BIGINT:
+    sb_puts(b, "{\"$\":\"bigint\",\"v\":");
+    sb_string(b, n->u.str, n->len);
+    sb_puts(b, "}");
     return;
+  case RSC_DATE:
+    sb_puts(b, "{\"$\":\"Date\",\"v\":");
+    sb_string(b, n->u.str, n->len);
+    sb_puts(b, "}");
+    return;
+  case RSC_SYMBOL:
+    sb_puts(b, "{\"$\":\"symbol\",\"v\":");
+    sb_string(b, n->u.str, n->len);
+    sb_puts(b, "}");
+    return;
+  case RSC_TEMP_REF:
+    sb_puts(b, "{\"$\":\"temporary_ref\",\"v\":");
+    sb_string(b, n->u.str, n->len);
+    sb_puts(b, "}");
+    return;
+  case RSC_FUNCTION:
+    sb_puts(b, "{\"$\":\"function\",\"source\":");
+    sb_string(b, n->u.str, n->len);
+    sb_puts(b, "}");
+    return;
+  case RSC_ARRAY: open_items(w, n->u.items, n->len); return;
   case RSC_OBJECT:
     if (has_dollar_member(n)) {
       child *k = kids_alloc(w, 2);
@@ -667,20 +685,15 @@ static void visit(walker *w, const rsc_node *n) {
     push_frame(w, k, cnt, true);
     return;
   }
-  default:
-    sb_puts(b, "null");
-    return;
+  default: sb_puts(b, "null"); return;
   }
 }
-
 
 /* Opens the composite for a child that is not a plain value. */
 static void visit_child(walker *w, child *c) {
   sbuf *b = &w->out;
   switch (c->kind) {
-  case C_NODE:
-    visit(w, c->own ? &c->inline_node : c->node);
-    return;
+  case C_NODE: visit(w, c->own ? &c->inline_node : c->node); return;
   case C_TEXT: sb_string(b, c->text, c->text_len); return;
   case C_TRUE: sb_puts(b, "true"); return;
   case C_OPEN: sb_puts(b, "\"open\""); return;
@@ -696,12 +709,8 @@ static void visit_child(walker *w, child *c) {
     push_frame(w, k, c->n, false);
     return;
   }
-  case C_PAIR:
-    open_items(w, c->items, 2);
-    return;
-  case C_BASE64:
-    sb_base64(b, (const uint8_t *)c->text, c->text_len);
-    return;
+  case C_PAIR: open_items(w, c->items, 2); return;
+  case C_BASE64: sb_base64(b, (const uint8_t *)c->text, c->text_len); return;
   case C_STREAM_BASE64: {
     /* A byte stream's pieces joined: their boundaries follow the network. */
     size_t total = 0;
@@ -746,7 +755,8 @@ static void visit_child(walker *w, child *c) {
       rsc__stream_results(w->d, s, &end);
       if (end && end->state == CS_FULFILLED) kid_node(&k[0], "done", rsc__slot_value(end));
       else if (end && end->state == CS_REJECTED) kid_node(&k[0], "error", &end->reason);
-      else if (!end && s->closed && s->next_write == s->len) kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
+      else if (!end && s->closed && s->next_write == s->len)
+        kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
       else {
         free(k);
         sb_puts(b, "\"open\"");
@@ -807,8 +817,16 @@ static rsc_status dump_root(rsc_decoder *d, int pretty, sbuf *out) {
     switch (root->state) {
     case CS_FULFILLED: kid_node(&k[0], "ok", &root->value); break;
     case CS_REJECTED: kid_node(&k[0], "rejected", &root->reason); break;
-    case CS_HALTED: k[0].key = "halted"; k[0].klen = 6; k[0].kind = C_TRUE; break;
-    default: k[0].key = "pending"; k[0].klen = 7; k[0].kind = C_TRUE; break;
+    case CS_HALTED:
+      k[0].key = "halted";
+      k[0].klen = 6;
+      k[0].kind = C_TRUE;
+      break;
+    default:
+      k[0].key = "pending";
+      k[0].klen = 7;
+      k[0].kind = C_TRUE;
+      break;
     }
     w.parent = RSC_IDMAP_NONE; /* place 0: the document */
     w.here = RSC_IDMAP_NONE;

@@ -26,7 +26,11 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
   switch (n->kind) {
   case RSC_BOOL: v->boolean = n->u.boolean; break;
   case RSC_NUMBER: v->number = n->u.num; break;
-  case RSC_STRING: case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF:
+  case RSC_STRING:
+  case RSC_BIGINT:
+  case RSC_DATE:
+  case RSC_SYMBOL:
+  case RSC_TEMP_REF:
   case RSC_FUNCTION:
     v->str = n->u.str;
     v->str_len = n->len;
@@ -53,7 +57,10 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
     v->len = rsc_stream_len(n);
     v->identity = (uintptr_t)n->u.stream;
     break;
-  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA:
     v->len = n->len;
     v->identity = (uintptr_t)n->u.items;
     break;
@@ -69,11 +76,8 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
     v->identity = (uintptr_t)n->u.members;
     break;
   }
-  case RSC_ELEMENT:
-    v->identity = (uintptr_t)n->u.el;
-    break;
-  default:
-    break;
+  case RSC_ELEMENT: v->identity = (uintptr_t)n->u.el; break;
+  default: break;
   }
 }
 
@@ -81,7 +85,11 @@ size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap
   if (!n) return 0;
   size_t total = 0, w = 0;
   switch (n->kind) {
-  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA: case RSC_ITERATOR: {
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA:
+  case RSC_ITERATOR: {
     const rsc_node *items = n->kind == RSC_ITERATOR ? n->u.iter->array.u.items : n->u.items;
     total = n->kind == RSC_ITERATOR ? n->u.iter->array.len : n->len;
     for (size_t i = start; i < total && w < cap; i++) rsc_node_view(&items[i], &out[w++]);
@@ -113,8 +121,7 @@ size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap
       rsc_node_view(rsc__slot_value(s->slots[i]), &out[w++]);
     return total;
   }
-  default:
-    return 0;
+  default: return 0;
   }
 }
 

@@ -119,9 +119,7 @@ bool rsc__frame_remember_row(rsc_frame *f, const uint8_t *data, size_t len) {
   return true;
 }
 
-bool rsc__frame_in_row(const rsc_frame *f) {
-  return f->state != ROW_ID || f->id_digits > 0;
-}
+bool rsc__frame_in_row(const rsc_frame *f) { return f->state != ROW_ID || f->id_digits > 0; }
 
 uint64_t rsc__frame_offset(const rsc_frame *f) {
   return f->offset + (f->fast_end ? f->buf_len - f->fast_mark : 0);
@@ -197,8 +195,9 @@ static void enter_dest(rsc_frame *f, void *ctx, size_t avail) {
  * growing): the decoder's UTF-8 check then has nothing left to scan,
  * instead of a copy and then a scan: one pass over a split text row's
  * bytes, not two (docs/performance.md). */
-#define DEST_CHECK_MIN 256 /* smaller pieces: a plain copy (text-heavy in 64-byte
-                              pieces was 0.855x with the check's call each) */
+#define DEST_CHECK_MIN                                                                             \
+  256 /* smaller pieces: a plain copy (text-heavy in 64-byte                                       \
+         pieces was 0.855x with the check's call each) */
 static inline void dest_append(rsc_frame *f, const uint8_t *p, size_t n) {
   uint8_t *d = f->buf + f->buf_len;
   size_t ascii = 0;
@@ -274,8 +273,8 @@ bool rsc__frame_append_length(rsc_frame *f, const uint8_t *chunk, size_t len) {
 static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
                              void *ctx, rsc_error *err);
 
-rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn,
-                           void *ctx, rsc_error *err) {
+rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc_row_fn fn, void *ctx,
+                           rsc_error *err) {
   rsc__frame_settle(f); /* before anything reads offset or row_length */
   rsc_status st = frame_feed(f, chunk, len, fn, ctx, err);
   f->peeked_count = f->peeked_next = 0; /* they point into chunk */
@@ -401,7 +400,7 @@ static rsc_status frame_feed(rsc_frame *f, const uint8_t *chunk, size_t len, rsc
       const uint8_t *nl;
       if (f->peeked_next < f->peeked_count && f->peeked[f->peeked_next].data == chunk + i) {
         nl = f->peeked[f->peeked_next++].nl; /* found ahead: rsc__frame_peek */
-      } else if (len - i <= 16) { /* small feeds: no call for a few bytes */
+      } else if (len - i <= 16) {            /* small feeds: no call for a few bytes */
         nl = NULL;
         for (size_t k = i; k < len; k++)
           if (chunk[k] == '\n') {

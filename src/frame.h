@@ -27,20 +27,20 @@ extern "C" {
 #define RSC_FRAME_PEEKS 256
 
 typedef struct rsc_row {
-  int64_t id;          /* the row id (0 when empty)                        */
-  uint8_t tag;         /* 0 for a plain model row                          */
-  bool partial;        /* a piece of a 'b' row; more pieces follow         */
-  bool padded;         /* RSC_FRAME_PADDING readable bytes follow data     */
-  bool in_place;       /* data points into the buffer being fed (else into
-                          the framer's own, reused for the next row)        */
-  bool gathered;       /* data is the buffer the consumer's dest_fn gave
-                          for this row (its own memory: nothing to copy)   */
-  size_t ascii;        /* gathered text rows: data[0..ascii) is ASCII, as
-                          checked while the pieces were copied (else 0)    */
+  int64_t id;    /* the row id (0 when empty)                        */
+  uint8_t tag;   /* 0 for a plain model row                          */
+  bool partial;  /* a piece of a 'b' row; more pieces follow         */
+  bool padded;   /* RSC_FRAME_PADDING readable bytes follow data     */
+  bool in_place; /* data points into the buffer being fed (else into
+                    the framer's own, reused for the next row)        */
+  bool gathered; /* data is the buffer the consumer's dest_fn gave
+                    for this row (its own memory: nothing to copy)   */
+  size_t ascii;  /* gathered text rows: data[0..ascii) is ASCII, as
+                    checked while the pieces were copied (else 0)    */
   const uint8_t *data;
   size_t len;
-  uint64_t offset;     /* stream offset of the row's first byte (its id)   */
-  uint64_t data_offset;/* stream offset of data[0]                         */
+  uint64_t offset;      /* stream offset of the row's first byte (its id)   */
+  uint64_t data_offset; /* stream offset of data[0]                         */
 } rsc_row;
 
 /* Called for each complete row (and each piece of a 'b' row). Returns
@@ -68,18 +68,18 @@ typedef struct rsc_frame {
   int64_t row_id;
   int id_digits;
   uint8_t row_tag;
-  uint64_t row_length;  /* bytes still wanted by a length row            */
+  uint64_t row_length; /* bytes still wanted by a length row            */
   int len_digits;
-  uint64_t offset;      /* bytes fed so far                              */
-  uint64_t row_start;   /* offset of the current row's id                */
-  uint8_t *buf;         /* pending bytes of a row split across feeds     */
+  uint64_t offset;    /* bytes fed so far                              */
+  uint64_t row_start; /* offset of the current row's id                */
+  uint8_t *buf;       /* pending bytes of a row split across feeds     */
   /* Not next to row_start: the two were read as one 16-byte load into the
    * row handed out, just after data_start's own 8-byte store, which the
    * store buffer cannot forward (a stall per row). */
-  uint64_t data_start;  /* offset of the current row's first data byte   */
+  uint64_t data_start; /* offset of the current row's first data byte   */
   size_t buf_len, buf_cap;
-  size_t slack;         /* readable bytes after the buffer being fed     */
-  uint64_t max_total;   /* the stream's size limit (0: none)             */
+  size_t slack;       /* readable bytes after the buffer being fed     */
+  uint64_t max_total; /* the stream's size limit (0: none)             */
   /* rsc__frame_take_byte appends while buf_len < fast_end, with no other
    * test: the row's buffer room, its size limit, the stream's, and a
    * length row's bytes but its last, folded into one bound when a feed
@@ -88,13 +88,13 @@ typedef struct rsc_frame {
    * when the framer next runs (rsc__frame_settle): one store per byte, no
    * chain of counters through memory. */
   size_t fast_end;
-  size_t fast_mark;     /* buf_len when fast_end was set                  */
-  bool fast_newline;    /* the row gathered ends at an LF (else a length) */
+  size_t fast_mark;  /* buf_len when fast_end was set                  */
+  bool fast_newline; /* the row gathered ends at an LF (else a length) */
   /* Last, apart from the fields every byte touches. */
-  rsc_dest_fn dest_fn;  /* length rows split across feeds go there       */
-  bool in_dest;         /* buf is dest_fn's buffer for the current row,
-                           sized to it (own_buf is the framer's)         */
-  size_t dest_ascii;    /* a text row in dest: buf[0..dest_ascii) is ASCII */
+  rsc_dest_fn dest_fn; /* length rows split across feeds go there       */
+  bool in_dest;        /* buf is dest_fn's buffer for the current row,
+                          sized to it (own_buf is the framer's)         */
+  size_t dest_ascii;   /* a text row in dest: buf[0..dest_ascii) is ASCII */
   uint8_t *own_buf;
   size_t own_cap;
   /* The ends of newline rows found ahead in the buffer being fed
@@ -102,9 +102,11 @@ typedef struct rsc_frame {
    * here when the row starts where the next one noted does, instead of
    * scanning for its LF again (cleared as each feed ends).
    * Room for up to RSC_FRAME_PEEKS, grown as the runs need it. */
-  struct rsc_peeked { const uint8_t *data, *nl; } *peeked;
+  struct rsc_peeked {
+    const uint8_t *data, *nl;
+  } * peeked;
   uint32_t peeked_count, peeked_next;
-  uint32_t peeked_cap;  /* grown as runs need it, up to RSC_FRAME_PEEKS  */
+  uint32_t peeked_cap; /* grown as runs need it, up to RSC_FRAME_PEEKS  */
 } rsc_frame;
 
 /* lenient: fold any id byte with React's formula and wrap at 32 bits. */
@@ -116,8 +118,8 @@ void rsc__frame_reset(rsc_frame *f);
 size_t rsc__frame_buffer_cap(const rsc_frame *f);
 
 /* Feeds bytes. On a framing error returns its code and fills *err. */
-rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn,
-                           void *ctx, rsc_error *err);
+rsc_status rsc__frame_feed(rsc_frame *f, const uint8_t *buf, size_t len, rsc_row_fn fn, void *ctx,
+                           rsc_error *err);
 
 /* A feed of one byte inside a model row being gathered, inline in the
  * caller (a call per byte is the whole cost of byte-sized feeds): appends
@@ -162,8 +164,7 @@ typedef struct rsc_peek {
   const uint8_t *data;
   size_t len;
 } rsc_peek;
-const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_len,
-                               rsc_peek *row);
+const uint8_t *rsc__frame_peek(const uint8_t *p, const uint8_t *end, size_t max_len, rsc_peek *row);
 /* Notes that the newline row whose data starts at data, in the buffer
  * being fed, ends at data[len] (found by rsc__frame_peek): the framer
  * then takes its end from here instead of scanning its bytes again. Rows

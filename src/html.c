@@ -592,12 +592,9 @@ static int script_kind(const uint8_t *s, const rsc_html_attrs *a) {
     size_t b = type->b, e = type->e;
     if (range_has_amp(s, b, e)) return SK_NONE;
     trim(s, &b, &e);
-    if (js_mime(s, b, e))
-      kind = SK_CLASSIC;
-    else if (ci_eq(s, b, e, "module"))
-      kind = SK_MODULE;
-    else
-      return SK_NONE;
+    if (js_mime(s, b, e)) kind = SK_CLASSIC;
+    else if (ci_eq(s, b, e, "module")) kind = SK_MODULE;
+    else return SK_NONE;
   } else if (!type->has && lang->has && lang->e > lang->b) {
     /* the type string "text/" + language, trimmed (only at the end) */
     uint8_t tmp[40];
@@ -654,8 +651,7 @@ static size_t js_ws(const uint8_t *s, size_t p, size_t e, bool *nl, bool line_st
     } else if (c == '/' && p + 1 < e && s[p + 1] == '*') {
       p += 2;
       while (p < e && !(s[p] == '*' && p + 1 < e && s[p + 1] == '/')) {
-        if (s[p] == 0x0A || s[p] == 0x0D)
-          *nl = true;
+        if (s[p] == 0x0A || s[p] == 0x0D) *nl = true;
         else if (s[p] == 0xE2 && p + 2 < e && s[p + 1] == 0x80 &&
                  (s[p + 2] == 0xA8 || s[p + 2] == 0xA9))
           *nl = true;
@@ -783,9 +779,7 @@ static int jstr_next(rsc_html_scan *x, rsc_html_str *t, uint32_t *cp, size_t *of
     if (t->p + 1 >= t->e) return syntax_error(x, t->open, "unterminated string literal");
     c = s[t->p + 1];
     switch (c) {
-    case 0x0A:
-      t->p += 2;
-      continue;
+    case 0x0A: t->p += 2; continue;
     case 0x0D:
       t->p += 2;
       if (t->p < t->e && s[t->p] == 0x0A) t->p++;
@@ -854,8 +848,7 @@ static int jstr_next(rsc_html_scan *x, rsc_html_str *t, uint32_t *cp, size_t *of
       *cp = v;
       return 1;
     }
-    default:
-      break;
+    default: break;
     }
     if (c >= '0' && c <= '7') {
       /* legacy octal escape (sloppy mode): greedy, at most \377 */
@@ -921,12 +914,9 @@ static rsc_status jstr_text(rsc_html_js *j, bool emit) {
         k += rsc__utf8_encode(0xFFFD, b + k);
         hi = 0;
       }
-      if (cp >= 0xD800 && cp <= 0xDBFF)
-        hi = cp;
-      else if (cp >= 0xDC00 && cp <= 0xDFFF)
-        k += rsc__utf8_encode(0xFFFD, b + k);
-      else
-        k += rsc__utf8_encode(cp, b + k);
+      if (cp >= 0xD800 && cp <= 0xDBFF) hi = cp;
+      else if (cp >= 0xDC00 && cp <= 0xDFFF) k += rsc__utf8_encode(0xFFFD, b + k);
+      else k += rsc__utf8_encode(cp, b + k);
     }
     if (emit && k && out_bytes(j->x, b, k, off)) return j->x->err.code;
     if (r == 0) break;
@@ -986,8 +976,7 @@ static rsc_status jstr_base64(rsc_html_js *j, bool emit) {
       keep = total - eqrun;
       eqrun = 0;
     }
-    if (eqrun)
-      bad = true; /* '=' that forgiving-base64 does not remove */
+    if (eqrun) bad = true; /* '=' that forgiving-base64 does not remove */
     else if (keep % 4 == 1) {
       bad = true;
       bad_off = t.open;
@@ -1064,8 +1053,7 @@ static rsc_status jvalue_skip(rsc_html_js *j) {
       if (c == '-') p++;
       if (p >= j->e || !is_digit(j->s[p]))
         return fail(j->x, RSC_ERR_HTML, p, "invalid number in form-state value");
-      if (j->s[p] == '0')
-        p++;
+      if (j->s[p] == '0') p++;
       else
         while (p < j->e && is_digit(j->s[p])) p++;
       if (p < j->e && j->s[p] == '.') {
@@ -1252,10 +1240,8 @@ static rsc_status process_script(rsc_html_scan *x, size_t b, size_t e, int kind)
   /* leading white space, comments and empty statements */
   for (;;) {
     jws(&j);
-    if (j.p < j.e && j.s[j.p] == ';')
-      j.p++;
-    else
-      break;
+    if (j.p < j.e && j.s[j.p] == ';') j.p++;
+    else break;
   }
   int fl = stmt_flavor(&j);
   if (fl == FL_NONE) return RSC_OK;
@@ -1263,8 +1249,7 @@ static rsc_status process_script(rsc_html_scan *x, size_t b, size_t e, int kind)
   if (kind == SK_MODULE)
     return fail(x, RSC_ERR_HTML, j.p,
                 "Flight push in a module script (deferred execution order is not supported)");
-  if (x->found == RSC_HTML_AUTO)
-    x->found = (rsc_html_flavor)fl;
+  if (x->found == RSC_HTML_AUTO) x->found = (rsc_html_flavor)fl;
   else if ((int)x->found != fl)
     return fail(x, RSC_ERR_HTML, j.p, "the page mixes Next.js and rsc-html-stream Flight scripts");
   if (run_script(x, b, e, fl, false)) /* the whole script must parse before any of it runs */
@@ -1287,10 +1272,8 @@ static void scan_page(rsc_html_scan *x) {
     if (q + 1 >= n) return;
     uint8_t c = s[q + 1];
     if (c == '!') {
-      if (q + 3 < n && s[q + 2] == '-' && s[q + 3] == '-')
-        p = skip_comment(s, n, q + 4);
-      else
-        p = skip_bogus(s, n, q + 2);
+      if (q + 3 < n && s[q + 2] == '-' && s[q + 3] == '-') p = skip_comment(s, n, q + 4);
+      else p = skip_bogus(s, n, q + 2);
     } else if (c == '?') {
       p = skip_bogus(s, n, q + 1);
     } else if (c == '/') {
@@ -1405,10 +1388,8 @@ rsc_status rsc_html_extract(const char *html, size_t len, rsc_html_flavor flavor
   char *buf = NULL;
   size_t n = 0;
   rsc_status st = rsc__html_extract(html, len, flavor, &libc, &buf, &n, err, found);
-  if (out)
-    *out = buf;
-  else
-    rsc__heap_free(&libc, buf);
+  if (out) *out = buf;
+  else rsc__heap_free(&libc, buf);
   if (out_len) *out_len = n;
   return st;
 }

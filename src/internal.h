@@ -19,10 +19,10 @@ extern "C" {
 
 /* Node flags. */
 enum {
-  NF_DOLLAR = 1u << 0, /* a STRING whose first byte is '$': revive must look  */
-  NF_WALK = 1u << 1,   /* a container holding something revive must touch    */
-  NF_HOLES = 1u << 2,  /* an OBJECT with absent (undefined) members           */
-  NF_PROTO = 1u << 3,  /* an OBJECT member list holds a "__proto__" key        */
+  NF_DOLLAR = 1u << 0,  /* a STRING whose first byte is '$': revive must look  */
+  NF_WALK = 1u << 1,    /* a container holding something revive must touch    */
+  NF_HOLES = 1u << 2,   /* an OBJECT with absent (undefined) members           */
+  NF_PROTO = 1u << 3,   /* an OBJECT member list holds a "__proto__" key        */
   NF_BORROWED = 1u << 4 /* a STRING in the caller's buffer: no NUL after it    */
 };
 
@@ -38,17 +38,17 @@ struct rsc_node {
     double num;
     int boolean;
     const char *str;
-    rsc_node *items;                /* ARRAY, MAP, SET, FORMDATA          */
-    struct rsc_member *members;     /* OBJECT                             */
-    struct rsc_element *el;         /* ELEMENT                            */
-    struct rsc_chunk *chunk;        /* LAZY, PROMISE                      */
-    struct rsc_client_ref *cref;    /* CLIENT_REF                         */
-    struct rsc_server_ref *sref;    /* SERVER_REF                         */
-    struct rsc_errval *err;         /* ERROR                              */
-    struct rsc_blob *blob;          /* BLOB                               */
-    struct rsc_iter *iter;          /* ITERATOR                           */
-    const uint8_t *bytes;           /* BINARY                             */
-    struct rsc_stream *stream;      /* STREAM                             */
+    rsc_node *items;             /* ARRAY, MAP, SET, FORMDATA          */
+    struct rsc_member *members;  /* OBJECT                             */
+    struct rsc_element *el;      /* ELEMENT                            */
+    struct rsc_chunk *chunk;     /* LAZY, PROMISE                      */
+    struct rsc_client_ref *cref; /* CLIENT_REF                         */
+    struct rsc_server_ref *sref; /* SERVER_REF                         */
+    struct rsc_errval *err;      /* ERROR                              */
+    struct rsc_blob *blob;       /* BLOB                               */
+    struct rsc_iter *iter;       /* ITERATOR                           */
+    const uint8_t *bytes;        /* BINARY                             */
+    struct rsc_stream *stream;   /* STREAM                             */
   } u;
 };
 
@@ -75,10 +75,10 @@ static inline uint32_t rsc__member_klen(const rsc_member *m) {
 
 /* A static key in that format: RSC_KEY(k_done, "done") defines k_done,
  * whose .s is the key. */
-#define RSC_KEY(name, text)                                                   \
-  static const struct {                                                       \
-    uint32_t n;                                                               \
-    char s[sizeof(text)];                                                     \
+#define RSC_KEY(name, text)                                                                        \
+  static const struct {                                                                            \
+    uint32_t n;                                                                                    \
+    char s[sizeof(text)];                                                                          \
   } name = {sizeof(text) - 1, text}
 
 /* React's element object. Production elements are the first three fields
@@ -104,7 +104,7 @@ typedef struct rsc_client_ref {
   rsc_node metadata, id, chunks, name;
   rsc_node import_map; /* Parcel's 4th element; RSC_NONE when absent      */
   int is_async;
-  int is_parcel;       /* read as [id, name, bundles, importMap?]          */
+  int is_parcel; /* read as [id, name, bundles, importMap?]          */
 } rsc_client_ref;
 
 typedef struct rsc_server_ref {
@@ -114,10 +114,10 @@ typedef struct rsc_server_ref {
 typedef struct rsc_errval {
   const char *message; /* NUL-terminated; may hold NULs (message_len)      */
   size_t message_len;
-  rsc_node digest;    /* RSC_NONE: the error has no digest                  */
-  const char *name;   /* NULL: "Error"                                      */
-  const char *env;    /* development errors: environment name, or NULL      */
-  rsc_node cause;     /* RSC_NONE when absent                               */
+  rsc_node digest;  /* RSC_NONE: the error has no digest                  */
+  const char *name; /* NULL: "Error"                                      */
+  const char *env;  /* development errors: environment name, or NULL      */
+  rsc_node cause;   /* RSC_NONE when absent                               */
 } rsc_errval;
 
 typedef struct rsc_blob {
@@ -150,8 +150,17 @@ struct rsc_listener;
  * createModel gives null there for a function, and loadServerReference
  * null for any server reference (no thenable is ever made). */
 typedef enum ref_map {
-  MAP_MODEL = 0, MAP_MAP, MAP_SET, MAP_FORMDATA, MAP_BLOB, MAP_ERROR_DEV,
-  MAP_ITERATOR, MAP_SERVER_REF, MAP_PROTO, MAP_MODEL_THEN, MAP_SERVER_REF_THEN
+  MAP_MODEL = 0,
+  MAP_MAP,
+  MAP_SET,
+  MAP_FORMDATA,
+  MAP_BLOB,
+  MAP_ERROR_DEV,
+  MAP_ITERATOR,
+  MAP_SERVER_REF,
+  MAP_PROTO,
+  MAP_MODEL_THEN,
+  MAP_SERVER_REF_THEN
 } ref_map;
 
 /* One key of a reference path ("$1:props:children"), pointing into the
@@ -166,10 +175,10 @@ typedef struct rsc_key {
  * "$0:props:users:4"), so the keys before the last are an array the paths
  * of a run share (path.c, rsc__split_path), and the last is the path's own. */
 typedef struct rsc_path {
-  const rsc_key *head;  /* keys 0 .. n-2                                    */
-  const char *last_s;   /* key n-1                                          */
+  const rsc_key *head; /* keys 0 .. n-2                                    */
+  const char *last_s;  /* key n-1                                          */
   uint32_t last_n;
-  uint32_t n;           /* keys in all; 0: none                             */
+  uint32_t n; /* keys in all; 0: none                             */
 } rsc_path;
 
 static inline rsc_key rsc__path_key(const rsc_path *p, uint32_t i) {
@@ -181,12 +190,12 @@ static inline rsc_key rsc__path_key(const rsc_path *p, uint32_t i) {
 /* React's InitializationReference: fill parent[key] once a chunk settles. */
 typedef struct rsc_ref {
   struct rsc_scope *handler;
-  rsc_node *slot;         /* parentObject[key]                              */
-  const rsc_node *tuple;  /* parentObject when it is an array: its slot 0
-                           * (the marker for a tuple without one), else NULL */
-  int32_t key_index;      /* array index; -1 for object keys; -2 for root "" */
-  uint8_t map;            /* ref_map                                        */
-  uint32_t path_pos;      /* the key the walk goes on from                  */
+  rsc_node *slot;        /* parentObject[key]                              */
+  const rsc_node *tuple; /* parentObject when it is an array: its slot 0
+                          * (the marker for a tuple without one), else NULL */
+  int32_t key_index;     /* array index; -1 for object keys; -2 for root "" */
+  uint8_t map;           /* ref_map                                        */
+  uint32_t path_pos;     /* the key the walk goes on from                  */
   rsc_path path;
 } rsc_ref;
 
@@ -223,16 +232,16 @@ struct rsc_chunk {
   bool has_row;        /* row_offset/row_id name the row its JSON came from */
   uint8_t ended;       /* chunk_end: what the end of the stream did to it   */
   union {
-    rsc_node value;    /* fulfilled value; resolved_model: raw JSON        */
-    rsc_node reason;   /* rejected: the reason (a rejected chunk has no value) */
+    rsc_node value;  /* fulfilled value; resolved_model: raw JSON        */
+    rsc_node reason; /* rejected: the reason (a rejected chunk has no value) */
   };
   /* Listeners in a ring: the last one, whose next is the first (one
    * pointer for appending in order and for taking the list). */
   struct rsc_listener *tail;
   struct rsc_stream *stream; /* a stream chunk's controller                */
-  rsc_decoder *owner;  /* reads that must parse go through it            */
-  uint64_t row_offset; /* so errors while it is revived (maybe lazily, at  */
-  int32_t row_id;      /* finish) point at that row (ids fit: frame.c)     */
+  rsc_decoder *owner;        /* reads that must parse go through it            */
+  uint64_t row_offset;       /* so errors while it is revived (maybe lazily, at  */
+  int32_t row_id;            /* finish) point at that row (ids fit: frame.c)     */
 };
 
 #ifndef __cplusplus
@@ -271,8 +280,8 @@ typedef struct rsc_listener {
   struct rsc_listener *next;
   uint8_t kind;
   union {
-    rsc_ref *ref;             /* LK_REF                                     */
-    const char *json_error;   /* LK_STREAM_RESUME: the row's JSON error     */
+    rsc_ref *ref;           /* LK_REF                                     */
+    const char *json_error; /* LK_STREAM_RESUME: the row's JSON error     */
   };
 } rsc_listener;
 
@@ -280,8 +289,8 @@ typedef struct rsc_listener {
 typedef struct rsc_stream_listener {
   rsc_listener head;
   struct rsc_stream *stream;
-  struct rsc_chunk *chunk;  /* LK_STREAM_RESUME: the chunk to resolve      */
-  rsc_node value;           /* LK_STREAM_RESUME: the JSON row; ERROR: error */
+  struct rsc_chunk *chunk; /* LK_STREAM_RESUME: the chunk to resolve      */
+  rsc_node value;          /* LK_STREAM_RESUME: the JSON row; ERROR: error */
 } rsc_stream_listener;
 
 #ifndef __cplusplus
@@ -290,17 +299,17 @@ _Static_assert(sizeof(rsc_listener) == 24, "a reference's listener is 24 bytes")
 
 /* A stream chunk's controller: ReadableStream (R, r) or async iterable. */
 typedef struct rsc_stream {
-  uint8_t kind;            /* rsc_stream_kind                              */
-  bool closed;             /* close or error was called                    */
-  uint8_t end;             /* rsc_stream_end as observed by a reader       */
-  rsc_node end_value;      /* DONE: return value; ERRORED: the error       */
+  uint8_t kind;       /* rsc_stream_kind                              */
+  bool closed;        /* close or error was called                    */
+  uint8_t end;        /* rsc_stream_end as observed by a reader       */
+  rsc_node end_value; /* DONE: return value; ERRORED: the error       */
   /* ReadableStream: values enqueued so far.
    * Iterables: result slots, each a chunk whose value is the item. */
   rsc_node *items;
   struct rsc_chunk **slots;
   bool *slot_done;
   uint32_t len, cap;
-  uint32_t next_write;      /* iterables                                   */
+  uint32_t next_write;                /* iterables                                   */
   struct rsc_chunk *previous_blocked; /* ReadableStream ordering           */
   struct rsc_chunk *owner;
 } rsc_stream;
@@ -310,12 +319,12 @@ typedef struct rsc_stream {
 typedef struct rsc_frame rsc_frame; /* frame.h */
 
 typedef struct chunk_table {
-  rsc_chunk **dense;   /* by id, for ids below dense_cap (chunks.c)        */
+  rsc_chunk **dense; /* by id, for ids below dense_cap (chunks.c)        */
   size_t dense_cap;
-  rsc_chunk **slots;   /* open addressing on id, for the other ids         */
-  size_t cap, hashed;  /* slots, and the chunks in them                    */
-  size_t count;        /* chunks in the table                              */
-  rsc_chunk **order;   /* creation order as an array (for _at)             */
+  rsc_chunk **slots;  /* open addressing on id, for the other ids         */
+  size_t cap, hashed; /* slots, and the chunks in them                    */
+  size_t count;       /* chunks in the table                              */
+  rsc_chunk **order;  /* creation order as an array (for _at)             */
   size_t order_cap;
 } chunk_table;
 
@@ -336,19 +345,19 @@ struct rsc_paths {
     size_t last;      /* offset of its last ':'                           */
     size_t id_len;
     const rsc_key *head; /* its keys but the last (rsc_path.head)          */
-    uint32_t n;       /* keys; 0: nothing cached                          */
+    uint32_t n;          /* keys; 0: nothing cached                          */
   } split;
   /* the prefix (all keys but the last) of the last reference path walked
    * from a chunk's value, with the slots it read (path memo) */
   struct path_memo {
-    rsc_node root;                    /* the value the walk started from    */
-    const char *text;                 /* the prefix's keys, as written      */
+    rsc_node root;    /* the value the walk started from    */
+    const char *text; /* the prefix's keys, as written      */
     size_t text_len;
-    uint32_t depth;                   /* keys in the prefix; 0: no memo     */
+    uint32_t depth;                       /* keys in the prefix; 0: no memo     */
     const rsc_node *slot[RSC_MEMO_DEPTH]; /* where each step read its value */
-    rsc_node seen[RSC_MEMO_DEPTH];    /* and what it read there             */
-    rsc_node value[RSC_MEMO_DEPTH];   /* seen, or where its one lazy led    */
-    bool hopped;                      /* the prefix went through a lazy     */
+    rsc_node seen[RSC_MEMO_DEPTH];        /* and what it read there             */
+    rsc_node value[RSC_MEMO_DEPTH];       /* seen, or where its one lazy led    */
+    bool hopped;                          /* the prefix went through a lazy     */
   } memo;
   /* what the walk under way notes for the memo: here, not on the C stack,
    * since walks nest as deep as chunk initialisations do; a nested walk
@@ -378,8 +387,8 @@ struct rsc_walk {
 struct rsc_decoder {
   rsc_options opt;
   rsc_arena arena;
-  rsc_arena strings;    /* simdjson writes row strings straight in here;
-                           text and binary rows' copies (rsc__alloc_bytes) */
+  rsc_arena strings; /* simdjson writes row strings straight in here;
+                        text and binary rows' copies (rsc__alloc_bytes) */
   rsc_error err;
   bool dev;
   bool finished;
@@ -390,22 +399,22 @@ struct rsc_decoder {
   uint64_t input_end;   /* the end of the last whole row (rsc__node_cap)    */
   uint64_t hash_seed;   /* per decoder: duplicate-key tables (rsc__hash)   */
   rsc_frame *frame;
-  void *json;           /* json_shim parser                                */
+  void *json; /* json_shim parser                                */
   chunk_table table;
   rsc_scope *initializing_handler;
   rsc_chunk *initializing_chunk;
-  uint32_t init_depth;  /* nested chunk initialisations (C stack guard)   */
-  bool has_iterables;   /* an X or x row started a stream: model rows may be
-                           an iterable's items (decoder.c, iterable_stream) */
+  uint32_t init_depth; /* nested chunk initialisations (C stack guard)   */
+  bool has_iterables;  /* an X or x row started a stream: model rows may be
+                          an iterable's items (decoder.c, iterable_stream) */
   /* The bytes being framed now (feed), or NULL: the JSON stage may look
    * ahead at the rows they hold (json_shim.cpp, batches); feeds counts
    * the feeds, so that nothing it found ahead outlives the feed. */
   const uint8_t *feed_begin, *feed_end;
   uint64_t feeds;
   uint64_t batched_rows; /* rows whose stage 1 ran in a batch (tests)     */
-  uint64_t row_offset;  /* offset of the row being processed              */
+  uint64_t row_offset;   /* offset of the row being processed              */
   int64_t row_id;
-  rsc_node marker;      /* the element marker symbol                       */
+  rsc_node marker;       /* the element marker symbol                       */
   rsc_node closed_error; /* "Connection closed." (message rsc__closed_message) */
   /* rsc_decoder_incomplete's answer (arena memory), and the table's
    * count when it was made: a read after finish may add chunks */
@@ -417,7 +426,7 @@ struct rsc_decoder {
   bool waking;
   struct rsc_walk walk;   /* revive.c */
   struct rsc_paths paths; /* path.c */
-  uint32_t force_epoch; /* read-throughs so far (settle.c, force_mark)       */
+  uint32_t force_epoch;   /* read-throughs so far (settle.c, force_mark)       */
   /* RSC_OPT_TRACK_SHARED (shared.c): identities a reference placed (open
    * addressing, load at most 1/2; arena memory, so a reset empties it), behind a
    * filter of cap * 8 bits: most identities a converter asks about are
@@ -469,8 +478,7 @@ static inline void *rsc__alloc_bytes(rsc_decoder *d, size_t size) {
 /* Nodes, counted against the node limit. */
 static inline rsc_node *rsc__alloc_nodes(rsc_decoder *d, size_t n) {
   d->nodes += n;
-  if (d->nodes > d->node_budget || n > ((size_t)1 << 40))
-    return rsc__alloc_nodes_slow(d, n);
+  if (d->nodes > d->node_budget || n > ((size_t)1 << 40)) return rsc__alloc_nodes_slow(d, n);
   return (rsc_node *)rsc__alloc(d, n * sizeof(rsc_node));
 }
 
@@ -485,20 +493,54 @@ static inline size_t rsc__binary_elem_size(unsigned kind) {
  * ArrayBuffer) as JavaScript reads it: a number in *num, or, for
  * BigInt64Array and BigUint64Array, the BigInt's decimal digits in big
  * (returns their length; 0 for a number). */
-static inline int rsc__binary_elem_read(unsigned kind, const uint8_t *bytes, size_t i,
-                                        double *num, char big[24]) {
+static inline int rsc__binary_elem_read(unsigned kind, const uint8_t *bytes, size_t i, double *num,
+                                        char big[24]) {
   const uint8_t *e = bytes + i * rsc__binary_elem_size(kind);
   switch (kind) {
   case RSC_INT8: *num = (int8_t)e[0]; return 0;
-  case RSC_UINT8: case RSC_UINT8_CLAMPED: *num = e[0]; return 0;
-  case RSC_INT16: { int16_t x; memcpy(&x, e, 2); *num = x; return 0; }
-  case RSC_UINT16: { uint16_t x; memcpy(&x, e, 2); *num = x; return 0; }
-  case RSC_INT32: { int32_t x; memcpy(&x, e, 4); *num = x; return 0; }
-  case RSC_UINT32: { uint32_t x; memcpy(&x, e, 4); *num = x; return 0; }
-  case RSC_FLOAT32: { float x; memcpy(&x, e, 4); *num = x; return 0; }
+  case RSC_UINT8:
+  case RSC_UINT8_CLAMPED: *num = e[0]; return 0;
+  case RSC_INT16: {
+    int16_t x;
+    memcpy(&x, e, 2);
+    *num = x;
+    return 0;
+  }
+  case RSC_UINT16: {
+    uint16_t x;
+    memcpy(&x, e, 2);
+    *num = x;
+    return 0;
+  }
+  case RSC_INT32: {
+    int32_t x;
+    memcpy(&x, e, 4);
+    *num = x;
+    return 0;
+  }
+  case RSC_UINT32: {
+    uint32_t x;
+    memcpy(&x, e, 4);
+    *num = x;
+    return 0;
+  }
+  case RSC_FLOAT32: {
+    float x;
+    memcpy(&x, e, 4);
+    *num = x;
+    return 0;
+  }
   case RSC_FLOAT64: memcpy(num, e, 8); return 0;
-  case RSC_BIGINT64: { int64_t x; memcpy(&x, e, 8); return snprintf(big, 24, "%lld", (long long)x); }
-  default: { uint64_t x; memcpy(&x, e, 8); return snprintf(big, 24, "%llu", (unsigned long long)x); }
+  case RSC_BIGINT64: {
+    int64_t x;
+    memcpy(&x, e, 8);
+    return snprintf(big, 24, "%lld", (long long)x);
+  }
+  default: {
+    uint64_t x;
+    memcpy(&x, e, 8);
+    return snprintf(big, 24, "%llu", (unsigned long long)x);
+  }
   }
 }
 
@@ -621,11 +663,17 @@ static inline bool rsc__is_marker(const rsc_node *n) {
  * the same value), for walks that remember what they met. */
 static inline bool rsc__has_identity(const rsc_node *n) {
   switch (n->kind) {
-  case RSC_OBJECT: case RSC_ARRAY: case RSC_ELEMENT: case RSC_MAP: case RSC_SET:
-  case RSC_FORMDATA: case RSC_BLOB: case RSC_BINARY: case RSC_ITERATOR: case RSC_STREAM:
-    return true;
-  default:
-    return false;
+  case RSC_OBJECT:
+  case RSC_ARRAY:
+  case RSC_ELEMENT:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA:
+  case RSC_BLOB:
+  case RSC_BINARY:
+  case RSC_ITERATOR:
+  case RSC_STREAM: return true;
+  default: return false;
   }
 }
 

@@ -20,7 +20,7 @@ typedef enum json_result {
   JSON_OK = 0,
   JSON_SYNTAX = 1, /* *msg: a V8-style SyntaxError message (rsc__json_msg_len) */
   JSON_NOMEM = 2,
-  JSON_LIMIT = 3   /* nesting deeper than the depth limit, or node limit      */
+  JSON_LIMIT = 3 /* nesting deeper than the depth limit, or node limit      */
 } json_result;
 
 /* A SyntaxError message is laid out as keys are (internal.h): its length
@@ -66,8 +66,8 @@ int rsc__json_parse_only(rsc_json *j, const uint8_t *data, size_t len, bool padd
 
 /* The fallback parser. data is valid UTF-8 (lone surrogates allowed as
  * escapes). Same contract as rsc__json_parse. */
-json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
-                               rsc_node *out, const char **msg);
+json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len, rsc_node *out,
+                               const char **msg);
 
 /* Object members: JavaScript key order (array-index keys first, ascending),
  * and a duplicate key keeps its first position and its last value. */

@@ -263,14 +263,12 @@ static bool parse_string(fb *p, const char **out, size_t *out_len) {
         if (lo < 0) return false;
         if (lo >= 0xDC00 && lo <= 0xDFFF)
           cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
-        else
-          p->pos = save;
+        else p->pos = save;
       }
       n += put_utf8(o + n, cp);
       break;
     }
-    default:
-      return fail_at(p, "Bad escaped character", p->pos - 1);
+    default: return fail_at(p, "Bad escaped character", p->pos - 1);
     }
   }
   o[n] = 0;
@@ -356,8 +354,8 @@ static bool open_container(fb *p, fb_stack *st, bool object) {
   }
   if (st->len == st->cap) {
     size_t cap = st->cap ? st->cap * 2 : 16;
-    fb_frame *f = (fb_frame *)rsc__heap_realloc(&p->d->arena.alloc, st->f,
-                                                st->cap * sizeof *f, cap * sizeof *f);
+    fb_frame *f = (fb_frame *)rsc__heap_realloc(&p->d->arena.alloc, st->f, st->cap * sizeof *f,
+                                                cap * sizeof *f);
     if (!f) return oom(p);
     st->f = f;
     st->cap = cap;
@@ -410,7 +408,8 @@ static bool grow(fb *p, fb_frame *f) {
 static bool read_key(fb *p, fb_frame *f, bool first) {
   skip_ws(p);
   if (p->pos >= p->len || p->s[p->pos] != '"')
-    return fail_at(p, first ? "Expected property name or '}'" : "Expected double-quoted property name",
+    return fail_at(p,
+                   first ? "Expected property name or '}'" : "Expected double-quoted property name",
                    p->pos);
   if (!grow(p, f)) return false;
   const char *k;
@@ -443,10 +442,8 @@ static bool parse_scalar(fb *p, uint8_t c, rsc_node *out) {
     v.u.boolean = 1;
     return parse_literal(p, "true", v, out);
   }
-  case 'f':
-    return parse_literal(p, "false", rsc__mk(RSC_BOOL), out);
-  case 'n':
-    return parse_literal(p, "null", rsc__mk(RSC_NULL), out);
+  case 'f': return parse_literal(p, "false", rsc__mk(RSC_BOOL), out);
+  case 'n': return parse_literal(p, "null", rsc__mk(RSC_NULL), out);
   default:
     if (c == '-' || (c >= '0' && c <= '9')) return parse_number(p, out);
     return fail_token(p);
@@ -534,8 +531,8 @@ done:
   return ok;
 }
 
-json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len,
-                               rsc_node *out, const char **msg) {
+json_result rsc__json_fallback(rsc_decoder *d, const uint8_t *data, size_t len, rsc_node *out,
+                               const char **msg) {
   if (!rsc__utf8_valid(data, len)) {
     size_t fixed_len;
     uint8_t *fixed = rsc__utf8_repair(d, data, len, &fixed_len);

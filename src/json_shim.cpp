@@ -28,13 +28,12 @@ using namespace simdjson;
 // parent's state, saved while it is open (the state of the container being
 // filled lives in the walk's locals).
 struct open_container {
-  rsc_node *node;       // the container's node (flags set when it closes)
-  rsc_member *next;     // the parent's next member, if an object
-  const uint64_t *end;  // the parent's end word on the tape
-  uint32_t walk;        // the parent's NF_DOLLAR | NF_WALK and W_* bits
-  uint64_t key_bits;    // the parent's tiny Bloom filter of the keys seen
+  rsc_node *node;      // the container's node (flags set when it closes)
+  rsc_member *next;    // the parent's next member, if an object
+  const uint64_t *end; // the parent's end word on the tape
+  uint32_t walk;       // the parent's NF_DOLLAR | NF_WALK and W_* bits
+  uint64_t key_bits;   // the parent's tiny Bloom filter of the keys seen
 };
-
 
 // Rows that stage 1 indexed in one pass (rsc__json_parse, "batches").
 // simdjson's stage 1 has a fixed cost per call (a padded copy of the last
@@ -53,22 +52,22 @@ struct batch_row {
   uint32_t off, len;  // its copy in buf
 };
 struct row_batch {
-  static const size_t BYTES = 8 * 1024;   // rows' bytes in one batch
-  static const size_t ROW_MAX = 256;      // longer rows are parsed alone
+  static const size_t BYTES = 8 * 1024; // rows' bytes in one batch
+  static const size_t ROW_MAX = 256;    // longer rows are parsed alone
   static const uint32_t ROWS = RSC_FRAME_PEEKS;
   // Fewer are parsed alone. Two gained nothing (a payload of an import
   // row and its root row, 0.95x); three are what a 4 KB feed of
   // text-heavy pages holds between its text rows (1.07x there, 22nd
   // round; four left them all alone).
   static const uint32_t MIN_ROWS = 3;
-  static const uint32_t PASS_MAX = 4;     // text or binary rows between two
+  static const uint32_t PASS_MAX = 4; // text or binary rows between two
   uint8_t *buf = nullptr;
   size_t cap = 0;
   batch_row *rows = nullptr;
-  uint32_t rows_cap = 0;            // grown as runs need it, up to ROWS
-  uint32_t count = 0, next = 0;     // rows in it; the next to parse
-  const uint8_t *cool = nullptr;    // no batch starts before this byte
-  uint64_t feed = 0;                // the decoder's feed they are in (feeds)
+  uint32_t rows_cap = 0;         // grown as runs need it, up to ROWS
+  uint32_t count = 0, next = 0;  // rows in it; the next to parse
+  const uint8_t *cool = nullptr; // no batch starts before this byte
+  uint64_t feed = 0;             // the decoder's feed they are in (feeds)
 };
 
 struct rsc_json {
@@ -77,7 +76,7 @@ struct rsc_json {
   dom::parser parser;
   open_container *stack; // the tape walk's stack, kept across rows
   size_t stack_cap;
-  uint8_t *pad_buf;  // a padded copy for rows that end too close to a buffer end
+  uint8_t *pad_buf; // a padded copy for rows that end too close to a buffer end
   size_t pad_cap;
   uint32_t max_depth;
   row_batch batch;
@@ -122,7 +121,6 @@ extern "C" void rsc__json_free(rsc_json *j) {
   delete j;
 }
 
-
 namespace {
 
 // The DOM's tape (simdjson doc/tape.md), walked in one loop with an explicit
@@ -130,11 +128,19 @@ namespace {
 // Faster than the element/iterator API and never recursive, whatever the
 // nesting depth.
 enum : uint8_t {
-  T_ROOT = 'r', T_ARRAY = '[', T_OBJECT = '{', T_END_ARRAY = ']', T_END_OBJECT = '}',
-  T_STRING = '"', T_INT64 = 'l', T_UINT64 = 'u', T_DOUBLE = 'd', T_TRUE = 't',
-  T_FALSE = 'f', T_NULL = 'n'
+  T_ROOT = 'r',
+  T_ARRAY = '[',
+  T_OBJECT = '{',
+  T_END_ARRAY = ']',
+  T_END_OBJECT = '}',
+  T_STRING = '"',
+  T_INT64 = 'l',
+  T_UINT64 = 'u',
+  T_DOUBLE = 'd',
+  T_TRUE = 't',
+  T_FALSE = 'f',
+  T_NULL = 'n'
 };
-
 
 struct tape_converter {
   rsc_decoder *d;
@@ -225,8 +231,8 @@ struct tape_converter {
     // tape[0] is the root word: the final root word's index + 1.
     const uint64_t *p = tape + 1;
     const uint64_t *end = tape + uint32_t(tape[0]) - 1;
-    rsc_node *dst = out;           // the slot of the value at p
-    rsc_member *next = nullptr;    // objects: the next member
+    rsc_node *dst = out;        // the slot of the value at p
+    rsc_member *next = nullptr; // objects: the next member
     uint32_t walk = 0;
     uint64_t key_bits = 0;
     for (;;) {
@@ -240,7 +246,8 @@ struct tape_converter {
         last = sp;
         *dst = rsc__str(RSC_STRING, s, n);
         if (s[0] == '$' && // "" holds the NUL
-            !(n - 2u < 12u && elements && maybe_ref_id(s[1]) && hooks->arrived_value(d, s, n, dst))) {
+            !(n - 2u < 12u && elements && maybe_ref_id(s[1]) &&
+              hooks->arrived_value(d, s, n, dst))) {
           dst->flags = NF_DOLLAR;
           walk |= NF_DOLLAR;
         }
@@ -379,8 +386,8 @@ struct tape_converter {
           walk |= NF_WALK;
         }
         if (walk & W_MULTI) {
-          uint64_t bit = kl ? uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63)
-                            : 1;
+          uint64_t bit =
+              kl ? uint64_t(1) << ((kl * 7u + uint8_t(k[0]) + uint8_t(k[kl - 1])) & 63) : 1;
           if ((key_bits & bit) || index_key(k, kl)) walk |= W_NORMALIZE;
           key_bits |= bit;
         }
@@ -394,7 +401,7 @@ struct tape_converter {
   }
 };
 
-}  // namespace
+} // namespace
 
 static const uint8_t *ensure_padded(rsc_json *j, const uint8_t *data, size_t len, bool padded) {
   if (padded) return data;
@@ -402,7 +409,8 @@ static const uint8_t *ensure_padded(rsc_json *j, const uint8_t *data, size_t len
   if (need > j->pad_cap) {
     size_t cap = j->pad_cap ? j->pad_cap : 4096;
     while (cap < need) cap *= 2;
-    uint8_t *nb = static_cast<uint8_t *>(rsc__heap_realloc(&j->d->arena.alloc, j->pad_buf, j->pad_cap, cap));
+    uint8_t *nb =
+        static_cast<uint8_t *>(rsc__heap_realloc(&j->d->arena.alloc, j->pad_buf, j->pad_cap, cap));
     if (!nb) return nullptr;
     j->pad_buf = nb;
     j->pad_cap = cap;
@@ -616,7 +624,8 @@ static inline bool batch_may_take(const rsc_json *j, const uint8_t *data, size_t
   const rsc_decoder *d = j->d;
   if (b.next < b.count && b.feed == d->feeds) return true;
   return d->feed_end && data >= d->feed_begin && data < d->feed_end &&
-         len - 1 < row_batch::ROW_MAX && size_t(d->feed_end - data) >= row_batch::MIN_ROWS * (len + 4);
+         len - 1 < row_batch::ROW_MAX &&
+         size_t(d->feed_end - data) >= row_batch::MIN_ROWS * (len + 4);
 }
 
 // Whether data[0..len) is the batch's next row, its document where it
@@ -663,15 +672,14 @@ static bool batch_stage2(rsc_json *j) {
   return true;
 }
 
-static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t len,
-                                        bool padded, bool elements, rsc_node *out,
-                                        const char **msg);
+static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t len, bool padded,
+                                        bool elements, rsc_node *out, const char **msg);
 
 // The tape into nodes, the strings left where simdjson wrote them.
-__attribute__((always_inline)) static inline json_result convert(rsc_json *j, string_region &strings,
-                                                                bool elements, rsc_node *out) {
-  tape_converter c{j->d, &j->hooks, j->parser.doc.tape.get(), j->parser.doc.string_buf.get(), j->stack,
-                   j->stack_cap};
+__attribute__((always_inline)) static inline json_result
+convert(rsc_json *j, string_region &strings, bool elements, rsc_node *out) {
+  tape_converter c{j->d,     &j->hooks,   j->parser.doc.tape.get(), j->parser.doc.string_buf.get(),
+                   j->stack, j->stack_cap};
   c.elements = elements;
   bool ok = c.run(out);
   j->stack = c.stack;
@@ -682,9 +690,9 @@ __attribute__((always_inline)) static inline json_result convert(rsc_json *j, st
 }
 
 // One row, one simdjson parse (inline in rsc__json_parse: most rows).
-__attribute__((always_inline)) static inline json_result parse_alone(
-    rsc_json *j, const uint8_t *data, size_t len, bool padded, bool elements, rsc_node *out,
-    const char **msg) {
+__attribute__((always_inline)) static inline json_result
+parse_alone(rsc_json *j, const uint8_t *data, size_t len, bool padded, bool elements, rsc_node *out,
+            const char **msg) {
   const uint8_t *p = ensure_padded(j, data, len, padded);
   if (!p) return JSON_NOMEM;
   string_region strings{j};
@@ -714,9 +722,8 @@ __attribute__((always_inline)) static inline json_result parse_alone(
   return convert(j, strings, elements, out);
 }
 
-static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t len,
-                                        bool padded, bool elements, rsc_node *out,
-                                        const char **msg) {
+static json_result parse_alone_outlined(rsc_json *j, const uint8_t *data, size_t len, bool padded,
+                                        bool elements, rsc_node *out, const char **msg) {
   return parse_alone(j, data, len, padded, elements, out, msg);
 }
 
@@ -743,9 +750,8 @@ __attribute__((noinline)) static json_result parse_batched(rsc_json *j, const ui
   return convert(j, strings, elements, out);
 }
 
-extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len,
-                                       bool padded, bool elements, rsc_node *out,
-                                       const char **msg) {
+extern "C" json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len, bool padded,
+                                       bool elements, rsc_node *out, const char **msg) {
   try {
     if (batch_may_take(j, data, len))
       return parse_batched(j, data, len, padded, elements, out, msg);
@@ -782,8 +788,7 @@ extern "C" size_t rsc__format_number(double v, char *buf) {
 
 extern "C" double rsc__parse_number(const char *s, size_t len) {
   using double_conversion::StringToDoubleConverter;
-  StringToDoubleConverter conv(0, 0.0, std::numeric_limits<double>::quiet_NaN(), "Infinity",
-                               "NaN");
+  StringToDoubleConverter conv(0, 0.0, std::numeric_limits<double>::quiet_NaN(), "Infinity", "NaN");
   int processed = 0;
   return conv.StringToDouble(s, int(len), &processed);
 }

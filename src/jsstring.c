@@ -45,7 +45,9 @@ bool rsc__strbuf_put(rsc_decoder *d, rsc_strbuf *sb, const char *s, size_t n) {
   return put(d, sb, s, n);
 }
 
-static bool put_c(rsc_decoder *d, rsc_strbuf *sb, const char *s) { return put(d, sb, s, strlen(s)); }
+static bool put_c(rsc_decoder *d, rsc_strbuf *sb, const char *s) {
+  return put(d, sb, s, strlen(s));
+}
 
 static bool put_number(rsc_decoder *d, rsc_strbuf *sb, double v) {
   char buf[40];
@@ -160,9 +162,11 @@ static bool put_date(rsc_decoder *d, rsc_strbuf *sb, const char *s, size_t n) {
   y += m <= 2;
   int weekday = (int)(((days % 7) + 11) % 7); /* 1970-01-01 was a Thursday */
   char buf[96];
-  int w = snprintf(buf, sizeof buf, "%s %s %02lld %s%04lld %02lld:%02lld:%02lld GMT+0000 "
-                   "(Coordinated Universal Time)", wd[weekday], mon[m - 1], dd, y < 0 ? "-" : "",
-                   y < 0 ? -y : y, in_day / 3600000, in_day / 60000 % 60, in_day / 1000 % 60);
+  int w = snprintf(buf, sizeof buf,
+                   "%s %s %02lld %s%04lld %02lld:%02lld:%02lld GMT+0000 "
+                   "(Coordinated Universal Time)",
+                   wd[weekday], mon[m - 1], dd, y < 0 ? "-" : "", y < 0 ? -y : y, in_day / 3600000,
+                   in_day / 60000 % 60, in_day / 1000 % 60);
   return put(d, sb, buf, (size_t)w);
 }
 
@@ -187,7 +191,8 @@ static bool put_typed_array(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v) {
 static bool has_own_to_string(const rsc_node *v) {
   for (uint32_t i = 0; i < v->len; i++) {
     const rsc_member *m = &v->u.members[i];
-    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == 8 && memcmp(m->key, "toString", 8) == 0)
+    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == 8 &&
+        memcmp(m->key, "toString", 8) == 0)
       return true;
   }
   return false;
@@ -196,11 +201,13 @@ static bool has_own_to_string(const rsc_node *v) {
 /* String(v) of anything but an array (arrays: js_join). */
 static bool put_value(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v, rsc_node *thrown) {
   switch (v->kind) {
-  case RSC_STRING: case RSC_BIGINT: return put(d, sb, v->u.str, v->len);
+  case RSC_STRING:
+  case RSC_BIGINT: return put(d, sb, v->u.str, v->len);
   case RSC_NUMBER: return put_number(d, sb, v->u.num);
   case RSC_BOOL: return put_c(d, sb, v->u.boolean ? "true" : "false");
   case RSC_NULL: return put_c(d, sb, "null");
-  case RSC_NONE: case RSC_UNDEFINED: return put_c(d, sb, "undefined");
+  case RSC_NONE:
+  case RSC_UNDEFINED: return put_c(d, sb, "undefined");
   case RSC_SYMBOL:
     *thrown = rsc__type_error(d, "Cannot convert a Symbol value to a string");
     return false;
@@ -222,8 +229,9 @@ static bool put_value(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v, rsc_nod
   case RSC_BINARY: return put_typed_array(d, sb, v);
   case RSC_STREAM: {
     unsigned k = v->u.stream->kind;
-    return put_c(d, sb, k == RSC_STREAM_TEXT || k == RSC_STREAM_BYTES ? "[object ReadableStream]"
-                                                                       : "[object Object]");
+    return put_c(d, sb,
+                 k == RSC_STREAM_TEXT || k == RSC_STREAM_BYTES ? "[object ReadableStream]"
+                                                               : "[object Object]");
   }
   case RSC_ERROR: {
     /* Error.prototype.toString */

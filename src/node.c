@@ -10,10 +10,10 @@ rsc_kind rsc_node_kind(const rsc_node *n) { return n ? (rsc_kind)n->kind : RSC_N
 
 const char *rsc_kind_name(rsc_kind k) {
   static const char *const names[] = {
-      "none",    "null",      "bool",       "number",     "string",     "undefined", "bigint",
-      "date",    "symbol",    "array",      "object",     "element",    "lazy",      "promise",
-      "client_ref", "server_ref", "temporary_ref", "map",   "set",        "formdata",  "blob",
-      "iterator", "binary",   "stream",     "error",      "function"};
+      "none",       "null",       "bool",          "number", "string",  "undefined", "bigint",
+      "date",       "symbol",     "array",         "object", "element", "lazy",      "promise",
+      "client_ref", "server_ref", "temporary_ref", "map",    "set",     "formdata",  "blob",
+      "iterator",   "binary",     "stream",        "error",  "function"};
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "none";
 }
 
@@ -24,22 +24,28 @@ const char *rsc_node_string(const rsc_node *n, size_t *len) {
   if (len) *len = 0;
   if (!n) return NULL;
   switch (n->kind) {
-  case RSC_STRING: case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF:
+  case RSC_STRING:
+  case RSC_BIGINT:
+  case RSC_DATE:
+  case RSC_SYMBOL:
+  case RSC_TEMP_REF:
   case RSC_FUNCTION:
     if (len) *len = n->len;
     return n->u.str;
   case RSC_BLOB:
     if (len) *len = n->u.blob->type_len;
     return n->u.blob->type;
-  default:
-    return NULL;
+  default: return NULL;
   }
 }
 
 size_t rsc_node_len(const rsc_node *n) {
   if (!n) return 0;
   switch (n->kind) {
-  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA: return n->len;
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA: return n->len;
   case RSC_ITERATOR: return n->u.iter->array.len;
   case RSC_OBJECT: {
     size_t c = 0;
@@ -54,12 +60,12 @@ size_t rsc_node_len(const rsc_node *n) {
 const rsc_node *rsc_node_at(const rsc_node *n, size_t i) {
   if (!n) return NULL;
   switch (n->kind) {
-  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
-    return i < n->len ? &n->u.items[i] : NULL;
-  case RSC_ITERATOR:
-    return i < n->u.iter->array.len ? &n->u.iter->array.u.items[i] : NULL;
-  default:
-    return NULL;
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA: return i < n->len ? &n->u.items[i] : NULL;
+  case RSC_ITERATOR: return i < n->u.iter->array.len ? &n->u.iter->array.u.items[i] : NULL;
+  default: return NULL;
   }
 }
 
@@ -88,8 +94,7 @@ const rsc_node *rsc_object_get(const rsc_node *n, const char *key, size_t len) {
   if (!n || n->kind != RSC_OBJECT || !key) return NULL;
   for (uint32_t k = 0; k < n->len; k++) {
     const rsc_member *m = &n->u.members[k];
-    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == len &&
-        memcmp(m->key, key, len) == 0)
+    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == len && memcmp(m->key, key, len) == 0)
       return &m->val;
   }
   return NULL;
@@ -108,7 +113,9 @@ const rsc_chunk *rsc_node_chunk(const rsc_node *n) {
 }
 
 #define CR(n) ((n) && (n)->kind == RSC_CLIENT_REF ? (n)->u.cref : NULL)
-const rsc_node *rsc_client_ref_metadata(const rsc_node *n) { return CR(n) ? &CR(n)->metadata : NULL; }
+const rsc_node *rsc_client_ref_metadata(const rsc_node *n) {
+  return CR(n) ? &CR(n)->metadata : NULL;
+}
 const rsc_node *rsc_client_ref_id(const rsc_node *n) { return CR(n) ? &CR(n)->id : NULL; }
 const rsc_node *rsc_client_ref_chunks(const rsc_node *n) { return CR(n) ? &CR(n)->chunks : NULL; }
 const rsc_node *rsc_client_ref_name(const rsc_node *n) { return CR(n) ? &CR(n)->name : NULL; }
@@ -142,8 +149,8 @@ rsc_binary_kind rsc_node_binary_kind(const rsc_node *n) {
 
 const char *rsc_binary_kind_name(rsc_binary_kind k) {
   static const char *const names[] = {
-      "ArrayBuffer", "Int8Array",   "Uint8Array",   "Uint8ClampedArray", "Int16Array",
-      "Uint16Array", "Int32Array",  "Uint32Array",  "Float32Array",      "Float64Array",
+      "ArrayBuffer",   "Int8Array",      "Uint8Array",  "Uint8ClampedArray", "Int16Array",
+      "Uint16Array",   "Int32Array",     "Uint32Array", "Float32Array",      "Float64Array",
       "BigInt64Array", "BigUint64Array", "DataView"};
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "ArrayBuffer";
 }
@@ -228,7 +235,10 @@ const rsc_node *rsc_stream_end_value(const rsc_node *n) {
 uintptr_t rsc_node_identity(const rsc_node *n) {
   if (!n) return 0;
   switch (n->kind) {
-  case RSC_ARRAY: case RSC_MAP: case RSC_SET: case RSC_FORMDATA: return (uintptr_t)n->u.items;
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA: return (uintptr_t)n->u.items;
   case RSC_OBJECT: return (uintptr_t)n->u.members;
   case RSC_ELEMENT: return (uintptr_t)n->u.el;
   case RSC_BLOB: return (uintptr_t)n->u.blob;
@@ -238,4 +248,3 @@ uintptr_t rsc_node_identity(const rsc_node *n) {
   default: return 0;
   }
 }
-

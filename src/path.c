@@ -89,7 +89,7 @@ static inline const rsc_node *scan_members(const rsc_node *obj, rsc_key key) {
  * or by a scan without memory for one. Out of line: the common step into a
  * small object or an array stays a leaf with few registers to save. */
 static __attribute__((noinline)) const rsc_node *step_wide(rsc_decoder *d, const rsc_node *value,
-                                                          rsc_key key) {
+                                                           rsc_key key) {
   const wide_index *w = wide_lookup(d, value);
   if (w) {
     size_t k = (size_t)rsc__key_hash(d->hash_seed, key.s, key.n) & (w->cap - 1);
@@ -131,10 +131,8 @@ const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key,
     /* An element is a plain object on the client: its own properties. */
     rsc_element *el = value->u.el;
     switch (key.n) {
-    case 5:
-      return rsc__same_bytes(key.s, "props", 5) ? &el->props : NULL;
-    case 4:
-      return rsc__same_bytes(key.s, "type", 4) ? &el->type : NULL;
+    case 5: return rsc__same_bytes(key.s, "props", 5) ? &el->props : NULL;
+    case 4: return rsc__same_bytes(key.s, "type", 4) ? &el->type : NULL;
     case 3:
       if (rsc__same_bytes(key.s, "key", 3)) return &el->key;
       if (!rsc__same_bytes(key.s, "ref", 3)) return NULL;
@@ -145,14 +143,11 @@ const rsc_node *rsc__step_at(rsc_decoder *d, const rsc_node *value, rsc_key key,
       *tmp = d->marker;
       return tmp;
     case 6:
-      return (value->sub & EL_HAS_OWNER) && rsc__same_bytes(key.s, "_owner", 6) ? &el->owner
-                                                                                 : NULL;
-    default:
-      return NULL;
+      return (value->sub & EL_HAS_OWNER) && rsc__same_bytes(key.s, "_owner", 6) ? &el->owner : NULL;
+    default: return NULL;
     }
   }
-  default:
-    return NULL;
+  default: return NULL;
   }
 }
 

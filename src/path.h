@@ -53,8 +53,8 @@ typedef struct memo_walk {
 } memo_walk;
 
 static inline uint32_t rsc__memo_start(rsc_decoder *d, memo_walk *w, const rsc_node *root,
-                                       const rsc_path *path, uint32_t from,
-                                       const rsc_scope *h, rsc_node *value, bool *hopped) {
+                                       const rsc_path *path, uint32_t from, const rsc_scope *h,
+                                       rsc_node *value, bool *hopped) {
   uint32_t n = path->n;
   w->on = from == 0 && n >= 2 && n - 1 <= RSC_MEMO_DEPTH && !d->paths.plain_paths;
   w->gen = 0;
@@ -101,8 +101,8 @@ static inline bool rsc__split_path(rsc_decoder *d, const char *ref, size_t len, 
   struct split_cache *sc = &d->paths.split;
   uint32_t small[16];
   uint32_t *pos = small;
-  bool sharing = sc->n && len > sc->last && !d->paths.plain_paths &&
-                 memcmp(ref, sc->text, sc->last + 1) == 0;
+  bool sharing =
+      sc->n && len > sc->last && !d->paths.plain_paths && memcmp(ref, sc->text, sc->last + 1) == 0;
   size_t from = sharing ? sc->last + 1 : 0;
   uint32_t found = rsc__find_colons(ref + from, len - from, pos, 16);
   memset(path, 0, sizeof *path);

@@ -182,7 +182,7 @@ static const char *parse_bigint(rsc_decoder *d, const char *s, size_t len, size_
 typedef struct slot_ctx {
   rsc_node *slot;
   const rsc_node *tuple; /* the parent array's slot 0 (rsc_ref.tuple), or NULL */
-  int32_t key_index; /* -1 object member, -2 the row's root               */
+  int32_t key_index;     /* -1 object member, -2 the row's root               */
 } slot_ctx;
 
 static void errored_scope(rsc_decoder *d, rsc_node reason) {
@@ -224,12 +224,20 @@ static rsc_node halted_dep(rsc_decoder *d) {
  * a wrapper, a stream, a collection made on the spot. */
 static bool value_may_reach(const rsc_node *v) {
   switch (v->kind) {
-  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
-  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_BINARY: case RSC_ARRAY:
-  case RSC_OBJECT: case RSC_ELEMENT: case RSC_CLIENT_REF:
-    return false;
-  default:
-    return true;
+  case RSC_NULL:
+  case RSC_BOOL:
+  case RSC_NUMBER:
+  case RSC_STRING:
+  case RSC_UNDEFINED:
+  case RSC_BIGINT:
+  case RSC_DATE:
+  case RSC_SYMBOL:
+  case RSC_BINARY:
+  case RSC_ARRAY:
+  case RSC_OBJECT:
+  case RSC_ELEMENT:
+  case RSC_CLIENT_REF: return false;
+  default: return true;
   }
 }
 
@@ -288,16 +296,10 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
         hop_count++;
         rsc__read_chunk(d, rc);
         switch (rc->state) {
-        case CS_FULFILLED:
-          value = rc->value;
-          continue;
+        case CS_FULFILLED: value = rc->value; continue;
         case CS_BLOCKED:
-        case CS_PENDING:
-          *out = wait_on(d, rc, sc, map, &path, i);
-          return true;
-        case CS_HALTED:
-          *out = halted_dep(d);
-          return true;
+        case CS_PENDING: *out = wait_on(d, rc, sc, map, &path, i); return true;
+        case CS_HALTED: *out = halted_dep(d); return true;
         default:
           errored_scope(d, rc->reason);
           *out = rsc__mk(RSC_NULL);
@@ -326,12 +328,8 @@ static bool outlined_model(rsc_decoder *d, const char *ref, size_t len, const sl
     return rsc__apply_map(d, map, value, out, thrown);
   }
   case CS_PENDING:
-  case CS_BLOCKED:
-    *out = wait_on(d, c, sc, map, &path, 0);
-    return true;
-  case CS_HALTED:
-    *out = halted_dep(d);
-    return true;
+  case CS_BLOCKED: *out = wait_on(d, c, sc, map, &path, 0); return true;
+  case CS_HALTED: *out = halted_dep(d); return true;
   default:
     errored_scope(d, c->reason);
     *out = rsc__mk(RSC_NULL);
@@ -357,8 +355,8 @@ static bool open_element_scope(rsc_decoder *d) {
   return true;
 }
 
-static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key,
-                               uint32_t klen, rsc_node *out, rsc_node *thrown) {
+static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key, uint32_t klen,
+                               rsc_node *out, rsc_node *thrown) {
   const rsc_node v = *sc->slot;
   const char *s = v.u.str;
   size_t n = v.len;
@@ -374,9 +372,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   const char *rest = s + 2;
   size_t rlen = n - 2;
   switch (s[1]) {
-  case '$':
-    *out = rsc__str(RSC_STRING, s + 1, n - 1);
-    return true;
+  case '$': *out = rsc__str(RSC_STRING, s + 1, n - 1); return true;
   case 'L':
   case '@': {
     rsc_chunk *c = rsc__get_chunk(d, rsc__parse_ref_id(rest, rlen));
@@ -393,14 +389,11 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     }
     return true;
   }
-  case 'S':
-    *out = rsc__str(RSC_SYMBOL, rest, rlen);
-    return true;
+  case 'S': *out = rsc__str(RSC_SYMBOL, rest, rlen); return true;
   case 'h':
   case 'F': /* servers up to 19.0/19.1 wrote server references as "$F" */
-    return get_outlined_model(d, rest, rlen, sc,
-                              then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out,
-                              thrown);
+    return get_outlined_model(
+        d, rest, rlen, sc, then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out, thrown);
   case 'T':
     if (!(d->opt.flags & RSC_OPT_TEMP_REFS)) {
       *thrown = rsc__error_node(d, missing_temp_refs, NULL);
@@ -408,35 +401,20 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     }
     *out = rsc__str(RSC_TEMP_REF, rest, rlen);
     return true;
-  case 'Q':
-    return get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown);
-  case 'W':
-    return get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown);
-  case 'B':
-    return get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown);
-  case 'K':
-    return get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown);
+  case 'Q': return get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown);
+  case 'W': return get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown);
+  case 'B': return get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown);
+  case 'K': return get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown);
   case 'Z':
     if (d->dev) return get_outlined_model(d, rest, rlen, sc, MAP_ERROR_DEV, out, thrown);
     *out = rsc__error_node(d, rsc__generic_error, NULL);
     return out->kind == RSC_ERROR;
-  case 'i':
-    return get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown);
-  case 'I':
-    *out = rsc__num(INFINITY);
-    return true;
-  case '-':
-    *out = rsc__num(n == 3 && s[2] == '0' ? -0.0 : -INFINITY);
-    return true;
-  case 'N':
-    *out = rsc__num(NAN);
-    return true;
-  case 'u':
-    *out = rsc__mk(RSC_UNDEFINED);
-    return true;
-  case 'D':
-    *out = rsc__str(RSC_DATE, rest, rlen);
-    return true;
+  case 'i': return get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown);
+  case 'I': *out = rsc__num(INFINITY); return true;
+  case '-': *out = rsc__num(n == 3 && s[2] == '0' ? -0.0 : -INFINITY); return true;
+  case 'N': *out = rsc__num(NAN); return true;
+  case 'u': *out = rsc__mk(RSC_UNDEFINED); return true;
+  case 'D': *out = rsc__str(RSC_DATE, rest, rlen); return true;
   case 'n': {
     size_t dl;
     const char *digits = parse_bigint(d, rest, rlen, &dl);
@@ -463,7 +441,8 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
       const char *src = rest;
       if (rlen >= 6 && memcmp(src, "async ", 6) == 0) src += 6;
       size_t sl = rlen - (size_t)(src - rest);
-      if ((sl >= 8 && memcmp(src, "function", 8) == 0) || (sl >= 5 && memcmp(src, "class", 5) == 0)) {
+      if ((sl >= 8 && memcmp(src, "function", 8) == 0) ||
+          (sl >= 5 && memcmp(src, "class", 5) == 0)) {
         *out = rsc__mk(RSC_UNDEFINED);
       } else {
         *out = rsc__str(RSC_FUNCTION, rest, rlen);
@@ -476,13 +455,13 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
       /* An omitted value: a getter on the parent that answers with this
        * message. A row's whole value has the throwaway {"": value} for a
        * parent: the chunk's value is the null the case returns. */
-      *out = sc->key_index == -2 ? rsc__mk(RSC_NULL)
-                                 : rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
+      *out = sc->key_index == -2
+                 ? rsc__mk(RSC_NULL)
+                 : rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
       return true;
     }
     break;
-  default:
-    break;
+  default: break;
   }
   return get_outlined_model(d, s + 1, n - 1, sc, then_key(key, klen) ? MAP_MODEL_THEN : MAP_MODEL,
                             out, thrown);
@@ -576,8 +555,8 @@ static bool create_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rs
  * its frames above the outer ones; frames are addressed by index because
  * the array may move when a nested walk grows it. */
 typedef struct walk_frame {
-  rsc_node *slot; /* the container's node (leaves are filled, never it)  */
-  uint32_t i, n;  /* next child, child count                           */
+  rsc_node *slot;     /* the container's node (leaves are filled, never it)  */
+  uint32_t i, n;      /* next child, child count                           */
   bool outer_reaches; /* d->walk.reaches of the enclosing container    */
 } walk_frame;
 

@@ -14,11 +14,22 @@
 /* LENTAG: rows that carry a hex byte count before a comma. */
 static inline bool rsc__is_length_tag(uint8_t c) {
   switch (c) {
-  case 'T': case 'A': case 'O': case 'o': case 'U': case 'S': case 's': case 'L':
-  case 'l': case 'G': case 'g': case 'M': case 'm': case 'V': case 'b':
-    return true;
-  default:
-    return false;
+  case 'T':
+  case 'A':
+  case 'O':
+  case 'o':
+  case 'U':
+  case 'S':
+  case 's':
+  case 'L':
+  case 'l':
+  case 'G':
+  case 'g':
+  case 'M':
+  case 'm':
+  case 'V':
+  case 'b': return true;
+  default: return false;
   }
 }
 
@@ -35,7 +46,8 @@ static inline int rsc__binary_tag_kind(uint8_t tag, size_t *elem) {
   switch (tag) {
   case 'A': return RSC_ARRAY_BUFFER;
   case 'O': return RSC_INT8;
-  case 'o': case 'b': return RSC_UINT8;
+  case 'o':
+  case 'b': return RSC_UINT8;
   case 'U': return RSC_UINT8_CLAMPED;
   case 'S': *elem = 2; return RSC_INT16;
   case 's': *elem = 2; return RSC_UINT16;

@@ -89,16 +89,23 @@ static bool fw_first(force_walk *f, uintptr_t id) {
  * "$" string inside (no NF_WALK) holds plain data only. */
 static bool fw_needed(const force_walk *f, const rsc_node *n) {
   switch (n->kind) {
-  case RSC_NULL: case RSC_BOOL: case RSC_NUMBER: case RSC_STRING: case RSC_UNDEFINED:
-  case RSC_BIGINT: case RSC_DATE: case RSC_SYMBOL: case RSC_TEMP_REF: case RSC_FUNCTION:
-  case RSC_NONE: case RSC_ERROR:
-    return false;
-  case RSC_BINARY: case RSC_BLOB:
-    return f->shares; /* values with identity, for the sharing audit */
-  case RSC_ARRAY: case RSC_OBJECT:
-    return f->audit || (n->flags & NF_WALK) != 0;
-  default:
-    return true;
+  case RSC_NULL:
+  case RSC_BOOL:
+  case RSC_NUMBER:
+  case RSC_STRING:
+  case RSC_UNDEFINED:
+  case RSC_BIGINT:
+  case RSC_DATE:
+  case RSC_SYMBOL:
+  case RSC_TEMP_REF:
+  case RSC_FUNCTION:
+  case RSC_NONE:
+  case RSC_ERROR: return false;
+  case RSC_BINARY:
+  case RSC_BLOB: return f->shares; /* values with identity, for the sharing audit */
+  case RSC_ARRAY:
+  case RSC_OBJECT: return f->audit || (n->flags & NF_WALK) != 0;
+  default: return true;
   }
 }
 
@@ -159,9 +166,7 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     if (!fw_first(f, id)) return;
   }
   switch (n->kind) {
-  case RSC_ARRAY:
-    fw_items(f, n->u.items, n->len);
-    return;
+  case RSC_ARRAY: fw_items(f, n->u.items, n->len); return;
   case RSC_OBJECT:
     if (n->len) fw_push_run(f, &n->u.members[0].val, n->len, sizeof(rsc_member));
     return;
@@ -169,9 +174,7 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     fw_push_run(f, &n->u.el->type, 3, sizeof(rsc_node)); /* type, key, props */
     return;
   case RSC_LAZY:
-  case RSC_PROMISE:
-    fw_chunk(f, n->u.chunk);
-    return;
+  case RSC_PROMISE: fw_chunk(f, n->u.chunk); return;
   case RSC_CLIENT_REF:
     /* Converters make one object per module reference (the dump writes
      * it out each time): the sharing audit meets its parts once. */
@@ -194,12 +197,10 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     fw_push(f, &sr->id);
     return;
   }
-  case RSC_MAP: case RSC_SET: case RSC_FORMDATA:
-    fw_items(f, n->u.items, n->len);
-    return;
-  case RSC_ITERATOR:
-    fw_items(f, n->u.iter->array.u.items, n->u.iter->array.len);
-    return;
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA: fw_items(f, n->u.items, n->len); return;
+  case RSC_ITERATOR: fw_items(f, n->u.iter->array.u.items, n->u.iter->array.len); return;
   case RSC_STREAM: {
     const rsc_stream *s = n->u.stream;
     if (s->kind == RSC_STREAM_TEXT || s->kind == RSC_STREAM_BYTES) {
@@ -233,8 +234,7 @@ static void fw_visit(force_walk *f, const rsc_node *n) {
     for (size_t i = count; i-- > 0;) fw_push(f, rsc__slot_value(s->slots[i]));
     return;
   }
-  default:
-    return;
+  default: return;
   }
 }
 

@@ -23,8 +23,7 @@ static size_t maximal_subpart(const uint8_t *s, size_t len) {
     need = 3;
     if (c == 0xF0) lo = 0x90;
     if (c == 0xF4) hi = 0x8F;
-  } else
-    return 1;
+  } else return 1;
   size_t i = 1;
   for (; i <= need && i < len; i++) {
     uint8_t b = s[i];
@@ -47,8 +46,7 @@ uint8_t *rsc__utf8_repair(rsc_decoder *d, const uint8_t *s, size_t len, size_t *
       continue;
     }
     utf8proc_int32_t cp;
-    utf8proc_ssize_t n =
-        utf8proc_iterate(s + i, (utf8proc_ssize_t)(len - i), &cp);
+    utf8proc_ssize_t n = utf8proc_iterate(s + i, (utf8proc_ssize_t)(len - i), &cp);
     if (n > 0 && utf8proc_codepoint_valid(cp)) {
       memcpy(out + o, s + i, (size_t)n);
       o += (size_t)n;
@@ -68,13 +66,12 @@ uint8_t *rsc__utf8_repair(rsc_decoder *d, const uint8_t *s, size_t len, size_t *
 #define ASCII_INLINE static inline __attribute__((always_inline))
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_ASCII_AVX2 1
+#  include <immintrin.h>
+#  define HAVE_ASCII_AVX2 1
 /* 128 bytes a step, then 32, where the CPU has AVX2 (checked per call: a
  * load and a test of what libgcc read at start-up); the rest of the
  * library is built for baseline x86-64. */
-__attribute__((target("avx2"))) ASCII_INLINE size_t ascii_run_avx2(uint8_t *dst,
-                                                                   const uint8_t *s,
+__attribute__((target("avx2"))) ASCII_INLINE size_t ascii_run_avx2(uint8_t *dst, const uint8_t *s,
                                                                    size_t len, bool copy) {
   size_t i = 0;
   for (; len - i >= 128; i += 128) {
@@ -82,8 +79,7 @@ __attribute__((target("avx2"))) ASCII_INLINE size_t ascii_run_avx2(uint8_t *dst,
     __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
     __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
     __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
-    if (_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, e))))
-      break;
+    if (_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, e)))) break;
     if (copy) {
       _mm256_storeu_si256((__m256i *)(dst + i), a);
       _mm256_storeu_si256((__m256i *)(dst + i + 32), b);
@@ -99,7 +95,7 @@ __attribute__((target("avx2"))) ASCII_INLINE size_t ascii_run_avx2(uint8_t *dst,
   return i;
 }
 __attribute__((target("avx2"))) static size_t ascii_copy_avx2(uint8_t *dst, const uint8_t *s,
-                                                               size_t len) {
+                                                              size_t len) {
   return ascii_run_avx2(dst, s, len, true);
 }
 __attribute__((target("avx2"))) static size_t ascii_scan_avx2(const uint8_t *s, size_t len) {

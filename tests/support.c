@@ -88,18 +88,37 @@ static bool node_equal(const rsc_node *a, const rsc_node *b, const char **why) {
   }
   switch (a->kind) {
   case RSC_NULL: return true;
-  case RSC_BOOL: if (a->u.boolean != b->u.boolean) { *why = "booleans differ"; return false; } return true;
-  case RSC_NUMBER: if (a->u.num != b->u.num) { *why = "numbers differ"; return false; } return true;
+  case RSC_BOOL:
+    if (a->u.boolean != b->u.boolean) {
+      *why = "booleans differ";
+      return false;
+    }
+    return true;
+  case RSC_NUMBER:
+    if (a->u.num != b->u.num) {
+      *why = "numbers differ";
+      return false;
+    }
+    return true;
   case RSC_STRING:
-    if (a->len != b->len || memcmp(a->u.str, b->u.str, a->len) != 0) { *why = "strings differ"; return false; }
+    if (a->len != b->len || memcmp(a->u.str, b->u.str, a->len) != 0) {
+      *why = "strings differ";
+      return false;
+    }
     return true;
   case RSC_ARRAY:
-    if (a->len != b->len) { *why = "array lengths differ"; return false; }
+    if (a->len != b->len) {
+      *why = "array lengths differ";
+      return false;
+    }
     for (uint32_t i = 0; i < a->len; i++)
       if (!node_equal(&a->u.items[i], &b->u.items[i], why)) return false;
     return true;
   case RSC_OBJECT:
-    if (a->len != b->len) { *why = "member counts differ"; return false; }
+    if (a->len != b->len) {
+      *why = "member counts differ";
+      return false;
+    }
     for (uint32_t i = 0; i < a->len; i++) {
       const rsc_member *m = &a->u.members[i];
       const rsc_member *o = NULL;
@@ -110,13 +129,14 @@ static bool node_equal(const rsc_node *a, const rsc_node *b, const char **why) {
           o = &b->u.members[j];
           break;
         }
-      if (!o) { *why = "a member is missing"; return false; }
+      if (!o) {
+        *why = "a member is missing";
+        return false;
+      }
       if (!node_equal(&m->val, &o->val, why)) return false;
     }
     return true;
-  default:
-    *why = "unexpected node";
-    return false;
+  default: *why = "unexpected node"; return false;
   }
 }
 
@@ -128,8 +148,11 @@ bool ts_json_equal(const char *a, size_t alen, const char *b, size_t blen, const
   rsc_node na, nb;
   const char *msg = NULL;
   *why = "parse error";
-  bool ok = d && rsc__json_parse((rsc_json *)d->json, (const uint8_t *)a, alen, false, false, &na, &msg) == JSON_OK &&
-            rsc__json_parse((rsc_json *)d->json, (const uint8_t *)b, blen, false, false, &nb, &msg) == JSON_OK &&
+  bool ok = d &&
+            rsc__json_parse((rsc_json *)d->json, (const uint8_t *)a, alen, false, false, &na,
+                            &msg) == JSON_OK &&
+            rsc__json_parse((rsc_json *)d->json, (const uint8_t *)b, blen, false, false, &nb,
+                            &msg) == JSON_OK &&
             node_equal(&na, &nb, why);
   rsc_decoder_free(d);
   return ok;

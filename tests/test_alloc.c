@@ -153,13 +153,15 @@ static unsigned long fail_each(const char *name, uint32_t flags, size_t piece) {
     }
     if (!null_decoder)
       cr_assert(st == RSC_ERR_NOMEM || (want_st != RSC_OK && st == want_st),
-                "%s: failing call %lu of %lu gave %d (%s), not RSC_ERR_NOMEM", name, n,
-                clean.calls, st, rsc_status_name(st));
+                "%s: failing call %lu of %lu gave %d (%s), not RSC_ERR_NOMEM", name, n, clean.calls,
+                st, rsc_status_name(st));
     cr_assert(st != RSC_OK, "%s: failing call %lu was swallowed: RSC_OK", name, n);
     rsc_free(got);
-    cr_assert(n <= clean.calls + 1, "%s: more calls than a clean run (%lu > %lu)", name, n, clean.calls);
+    cr_assert(n <= clean.calls + 1, "%s: more calls than a clean run (%lu > %lu)", name, n,
+              clean.calls);
   }
-  if (getenv("RSC_TEST_VERBOSE")) fprintf(stderr, "%s (piece %zu): %lu calls\n", name, piece, n - 1);
+  if (getenv("RSC_TEST_VERBOSE"))
+    fprintf(stderr, "%s (piece %zu): %lu calls\n", name, piece, n - 1);
   rsc_free(want);
   free(in);
   return n;
@@ -446,9 +448,11 @@ Test(alloc, a_big_row_leaves_the_string_block_to_the_small_ones) {
   char in[16384];
   size_t len = 0;
   len += (size_t)snprintf(in + len, sizeof in - len, "1:{\"a\":\"b\"}\n2:[");
-  for (int i = 0; i < 600; i++) len += (size_t)snprintf(in + len, sizeof in - len, "%s\"s%03d\"", i ? "," : "", i);
+  for (int i = 0; i < 600; i++)
+    len += (size_t)snprintf(in + len, sizeof in - len, "%s\"s%03d\"", i ? "," : "", i);
   len += (size_t)snprintf(in + len, sizeof in - len, "]\n");
-  for (int i = 0; i < 40; i++) len += (size_t)snprintf(in + len, sizeof in - len, "%x:{\"k\":\"v%d\"}\n", i + 3, i);
+  for (int i = 0; i < 40; i++)
+    len += (size_t)snprintf(in + len, sizeof in - len, "%x:{\"k\":\"v%d\"}\n", i + 3, i);
   len += (size_t)snprintf(in + len, sizeof in - len, "0:\"$2\"\n");
   rsc_options opt;
   rsc_options_init(&opt);
@@ -619,8 +623,8 @@ Test(alloc, row_copies_live_beside_the_strings) {
   char text[3000];
   memset(text, 'x', sizeof text);
   char payload[4000];
-  int n = snprintf(payload, sizeof payload, "1:T%zx,%.*s2:o3,abc0:[\"$1\",\"$2\"]\n",
-                   sizeof text, (int)sizeof text, text);
+  int n = snprintf(payload, sizeof payload, "1:T%zx,%.*s2:o3,abc0:[\"$1\",\"$2\"]\n", sizeof text,
+                   (int)sizeof text, text);
   rsc_decoder *d = rsc_decoder_new(NULL);
   cr_assert_eq(rsc_decoder_feed(d, payload, (size_t)n), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
@@ -655,8 +659,8 @@ static void gathered_rows(bool drop_bom) {
   bad[7000] = (char)0xff;
   size_t cap = 3 * n + 200;
   char *payload = malloc(cap);
-  int len = snprintf(payload, cap, "1:T%zx,%.*s2:T%zx,%.*s3:T%zx,\xef\xbb\xbf%.*s4:g13,", n,
-                     (int)n, text, n, (int)n, bad, n - 3, (int)(n - 6), text);
+  int len = snprintf(payload, cap, "1:T%zx,%.*s2:T%zx,%.*s3:T%zx,\xef\xbb\xbf%.*s4:g13,", n, (int)n,
+                     text, n, (int)n, bad, n - 3, (int)(n - 6), text);
   memcpy(payload + len, "0123456789abcdefghi", 0x13);
   len += 0x13;
   len += snprintf(payload + len, cap - (size_t)len, "0:[\"$1\",\"$2\",\"$3\",\"$4\"]\n");
@@ -671,7 +675,9 @@ static void gathered_rows(bool drop_bom) {
     rsc_decoder *d = rsc_decoder_new(&opt);
     size_t piece = pieces[i];
     for (size_t k = 0; k < (size_t)len; k += piece)
-      cr_assert_eq(rsc_decoder_feed(d, payload + k, (size_t)len - k < piece ? (size_t)len - k : piece), RSC_OK);
+      cr_assert_eq(
+          rsc_decoder_feed(d, payload + k, (size_t)len - k < piece ? (size_t)len - k : piece),
+          RSC_OK);
     cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
     char *got = rsc_dump(d, 0, NULL);
     cr_expect_str_eq(got, want, "pieces of %zu", piece);

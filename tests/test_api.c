@@ -19,9 +19,7 @@ static rsc_decoder *decode_str(const char *s, uint32_t flags) {
   return rsc_decode(s, strlen(s), &opt, &err);
 }
 
-static const rsc_node *root_value(rsc_decoder *d) {
-  return rsc_chunk_value(rsc_decoder_root(d));
-}
+static const rsc_node *root_value(rsc_decoder *d) { return rsc_chunk_value(rsc_decoder_root(d)); }
 
 static const rsc_node *get(const rsc_node *obj, const char *key) {
   return rsc_object_get(obj, key, strlen(key));
@@ -31,7 +29,8 @@ static const char *str(const rsc_node *n) { return rsc_node_string(n, NULL); }
 
 Test(api, version_and_names) {
   cr_expect_str_eq(rsc_version(), RSC_VERSION_STRING);
-  cr_expect_eq(RSC_VERSION, (RSC_VERSION_MAJOR << 16) | (RSC_VERSION_MINOR << 8) | RSC_VERSION_PATCH);
+  cr_expect_eq(RSC_VERSION,
+               (RSC_VERSION_MAJOR << 16) | (RSC_VERSION_MINOR << 8) | RSC_VERSION_PATCH);
   cr_expect_str_eq(rsc_status_name(RSC_ERR_BAD_ID), "bad row id");
   cr_expect_str_eq(rsc_status_name(RSC_ERR_BAD_VALUE), "value no server writes");
   cr_expect_str_eq(rsc_kind_name(RSC_ELEMENT), "element");
@@ -63,13 +62,13 @@ Test(api, accessors_are_safe_on_null_and_wrong_kinds) {
 }
 
 Test(api, values_and_kinds) {
-  rsc_decoder *d = decode_str(
-      "1:I[\"mod/B.js\",[\"c1\",\"c1.js\"],\"B\",1]\n"
-      "2:[[\"k\",1]]\n"
-      "3:o3,\x01\x02\x03"
-      "0:{\"el\":[\"$\",\"$L1\",\"k\",{\"n\":\"$n-12\"}],\"m\":\"$Q2\",\"b\":\"$3\",\"d\":\"$D2020-01-01T00:00:00.000Z\","
-      "\"u\":\"$undefined\",\"z\":\"$-0\",\"e\":\"$Z\",\"s\":\"$$x\"}\n",
-      0);
+  rsc_decoder *d = decode_str("1:I[\"mod/B.js\",[\"c1\",\"c1.js\"],\"B\",1]\n"
+                              "2:[[\"k\",1]]\n"
+                              "3:o3,\x01\x02\x03"
+                              "0:{\"el\":[\"$\",\"$L1\",\"k\",{\"n\":\"$n-12\"}],\"m\":\"$Q2\","
+                              "\"b\":\"$3\",\"d\":\"$D2020-01-01T00:00:00.000Z\","
+                              "\"u\":\"$undefined\",\"z\":\"$-0\",\"e\":\"$Z\",\"s\":\"$$x\"}\n",
+                              0);
   cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
   const rsc_node *root = root_value(d);
   cr_assert_eq(rsc_node_kind(root), RSC_OBJECT);
@@ -118,15 +117,17 @@ Test(api, values_and_kinds) {
  * merged, index keys moved first. (An iterator's {done, value}, whose keys
  * are static, is read by key in chunks::streams.) */
 Test(api, object_keys_keep_their_length) {
-  rsc_decoder *d = decode_str(
-      "0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
-      "\"\":5}\n",
-      0);
+  rsc_decoder *d =
+      decode_str("0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
+                 "\"\":5}\n",
+                 0);
   const rsc_node *root = root_value(d);
   cr_assert_eq(rsc_node_kind(root), RSC_OBJECT);
   cr_assert_eq(rsc_node_len(root), 5);
-  static const struct { const char *key; size_t len; } want[] = {
-      {"10", 2}, {"k\xed\xa0\x80", 4}, {"a longer key than most", 22}, {"b", 1}, {"", 0}};
+  static const struct {
+    const char *key;
+    size_t len;
+  } want[] = {{"10", 2}, {"k\xed\xa0\x80", 4}, {"a longer key than most", 22}, {"b", 1}, {"", 0}};
   for (size_t i = 0; i < 5; i++) {
     size_t klen = 99;
     const char *k = rsc_object_key(root, i, &klen);
@@ -140,7 +141,8 @@ Test(api, object_keys_keep_their_length) {
 
 /* Shared values are one node: a reference never copies. */
 Test(api, references_share_identity) {
-  rsc_decoder *d = decode_str("1:{\"x\":1}\n0:{\"a\":\"$1\",\"b\":\"$1\",\"c\":\"$0:a\",\"self\":\"$0\"}\n", 0);
+  rsc_decoder *d =
+      decode_str("1:{\"x\":1}\n0:{\"a\":\"$1\",\"b\":\"$1\",\"c\":\"$0:a\",\"self\":\"$0\"}\n", 0);
   const rsc_node *root = root_value(d);
   uintptr_t a = rsc_node_identity(get(root, "a"));
   cr_expect_neq(a, 0);
@@ -241,7 +243,8 @@ static rsc_decoder *hooked_decoder(seen *s) {
 Test(api, consumer_hook_sees_settles_hints_and_debug_rows) {
   seen s;
   rsc_decoder *d = hooked_decoder(&s);
-  const char *in = ":N1.5\n:HL[\"/f.woff2\",\"font\"]\n0:{\"p\":\"$@1\"}\n1:D{\"time\":1}\n1:\"v\"\n";
+  const char *in =
+      ":N1.5\n:HL[\"/f.woff2\",\"font\"]\n0:{\"p\":\"$@1\"}\n1:D{\"time\":1}\n1:\"v\"\n";
   cr_assert_eq(rsc_decoder_feed(d, in, strlen(in)), RSC_OK);
   rsc_decoder_finish(d);
   cr_expect(rsc_decoder_is_dev(d), "a :N first row switches to development semantics");
@@ -267,7 +270,8 @@ Test(api, the_read_through_reads_in_dump_order) {
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
   static const int64_t want[] = {0, 1, 2, 3, 5, 4, 6};
   cr_assert_eq(s.settled, 7);
-  for (int i = 0; i < 7; i++) cr_expect_eq(s.order[i], want[i], "settle %d: chunk %lld", i, (long long)s.order[i]);
+  for (int i = 0; i < 7; i++)
+    cr_expect_eq(s.order[i], want[i], "settle %d: chunk %lld", i, (long long)s.order[i]);
   rsc_decoder_free(d);
 }
 
@@ -322,11 +326,13 @@ Test(api, one_shot_equals_streaming) {
   cr_expect_null(err.msg);
   char *da = rsc_dump(a, 0, NULL);
   rsc_decoder *b = rsc_decoder_new(NULL);
-  for (size_t i = 0; i < strlen(in); i += 3) rsc_decoder_feed(b, in + i, strlen(in) - i < 3 ? strlen(in) - i : 3);
+  for (size_t i = 0; i < strlen(in); i += 3)
+    rsc_decoder_feed(b, in + i, strlen(in) - i < 3 ? strlen(in) - i : 3);
   rsc_decoder_finish(b);
   char *db = rsc_dump(b, 0, NULL);
   cr_expect_str_eq(da, db);
-  cr_expect_str_eq(da, "{\"ok\":{\"x\":[\"a\\nb\\nc\",{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":\"three\"}],"
+  cr_expect_str_eq(da, "{\"ok\":{\"x\":[\"a\\nb\\nc\",{\"$\":\"promise\",\"status\":\"fulfilled\","
+                       "\"value\":\"three\"}],"
                        "\"y\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":\"three\"}}}");
   rsc_free(da);
   rsc_free(db);
@@ -448,7 +454,8 @@ Test(api, reset_starts_a_new_stream) {
 static char *many_rows(int n, size_t *len) {
   char *b = malloc((size_t)n * 48 + 16);
   size_t k = 0;
-  for (int i = 1; i <= n; i++) k += (size_t)sprintf(b + k, "%x:{\"a\":\"s%d\",\"b\":[1,2]}\n", i, i);
+  for (int i = 1; i <= n; i++)
+    k += (size_t)sprintf(b + k, "%x:{\"a\":\"s%d\",\"b\":[1,2]}\n", i, i);
   k += (size_t)sprintf(b + k, "0:[");
   for (int i = 1; i <= n; i++) k += (size_t)sprintf(b + k, "%s\"$%x\"", i > 1 ? "," : "", i);
   k += (size_t)sprintf(b + k, "]\n");
@@ -573,7 +580,8 @@ Test(api, what_is_not_kept) {
   cr_assert_gt(held, row, "%zu", held);
   rsc_decoder_free(d);
   d = rsc_decoder_new(NULL);
-  cr_expect_lt(rsc_decoder_peak_memory(d), held / 8, "%zu of %zu", rsc_decoder_peak_memory(d), held);
+  cr_expect_lt(rsc_decoder_peak_memory(d), held / 8, "%zu of %zu", rsc_decoder_peak_memory(d),
+               held);
   rsc_decoder_free(d);
   rsc_release_memory();
   free(one);
@@ -611,7 +619,8 @@ static void *warm_worker(void *arg) {
 
 Test(api, threads_make_and_free_decoders) {
   pthread_t th[3];
-  for (int t = 0; t < 3; t++) cr_assert_eq(pthread_create(&th[t], NULL, warm_worker, (void *)(intptr_t)t), 0);
+  for (int t = 0; t < 3; t++)
+    cr_assert_eq(pthread_create(&th[t], NULL, warm_worker, (void *)(intptr_t)t), 0);
   for (int t = 0; t < 3; t++) {
     void *r;
     pthread_join(th[t], &r);
@@ -622,8 +631,9 @@ Test(api, threads_make_and_free_decoders) {
 
 Test(api, element_owner_in_development_only) {
   const char *now = "1:{\"name\":\"App\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n";
-  const char *blocked = "1:{\"name\":\"App\",\"x\":\"$2\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n"
-                        "2:\"v\"\n";
+  const char *blocked =
+      "1:{\"name\":\"App\",\"x\":\"$2\"}\n0:[\"$\",\"div\",null,{},\"$1\",null,1]\n"
+      "2:\"v\"\n";
   const char *pending = "0:[\"$\",\"div\",null,{},\"$1\",null,1]\n1:{\"name\":\"App\"}\n";
   const char *inputs[] = {now, blocked, pending};
   for (int k = 0; k < 3; k++) {
@@ -645,8 +655,9 @@ Test(api, element_owner_in_development_only) {
   cr_assert_eq(rsc_node_kind(root_value(d)), RSC_ELEMENT);
   cr_expect_null(rsc_element_owner(root_value(d)));
   rsc_decoder_free(d);
-  d = decode_str("2:{\"name\":\"App\"}\n1:[\"$\",\"div\",null,{},\"$2\",null,1]\n0:\"$1:_owner:name\"\n",
-                 RSC_OPT_DEV);
+  d = decode_str(
+      "2:{\"name\":\"App\"}\n1:[\"$\",\"div\",null,{},\"$2\",null,1]\n0:\"$1:_owner:name\"\n",
+      RSC_OPT_DEV);
   cr_expect_str_eq(str(root_value(d)), "App");
   rsc_decoder_free(d);
 }
@@ -661,7 +672,8 @@ Test(api, padded_feed_ignores_what_follows) {
     const char *row, *dump;
   } cases[] = {
       {"0:[\"abc\"]\n", "{\"ok\":[\"abc\"]}"},
-      {"0:[\"abc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated string in JSON at position 5\"}}"},
+      {"0:[\"abc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated string in JSON at "
+                     "position 5\"}}"},
       {"0:123\n", "{\"ok\":123}"},
       {"0:\"ab\\\"c\"\n", "{\"ok\":\"ab\\\"c\"}"},
       {"0:tru\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},

@@ -19,9 +19,7 @@ static rsc_decoder *decode_str(const char *s, uint32_t flags) {
   return rsc_decode(s, strlen(s), &opt, &err);
 }
 
-static const rsc_node *root_value(rsc_decoder *d) {
-  return rsc_chunk_value(rsc_decoder_root(d));
-}
+static const rsc_node *root_value(rsc_decoder *d) { return rsc_chunk_value(rsc_decoder_root(d)); }
 
 static const char *str(const rsc_node *n) { return rsc_node_string(n, NULL); }
 
@@ -56,8 +54,10 @@ Test(chunks, chunk_table) {
 Test(chunks, chunk_ids_near_and_far) {
   char buf[8192];
   size_t n = (size_t)snprintf(buf, sizeof buf, "c8:\"x\"\n7fffffff:\"far\"\n");
-  for (int i = 1; i <= 300; i++) n += (size_t)snprintf(buf + n, sizeof buf - n, "%x:%d\n", i == 200 ? 301 : i, i);
-  n += (size_t)snprintf(buf + n, sizeof buf - n, "0:[\"$c8\",\"$7fffffff\",\"$96\",\"$12d\",\"$L1000\"]\n");
+  for (int i = 1; i <= 300; i++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%x:%d\n", i == 200 ? 301 : i, i);
+  n += (size_t)snprintf(buf + n, sizeof buf - n,
+                        "0:[\"$c8\",\"$7fffffff\",\"$96\",\"$12d\",\"$L1000\"]\n");
   cr_assert_lt(n, sizeof buf);
   rsc_decoder *d = decode_str(buf, 0);
   cr_assert_eq(rsc_chunk_status(rsc_decoder_root(d)), RSC_CHUNK_FULFILLED);
@@ -124,19 +124,32 @@ Test(chunks, undefined_iterator_items) {
  * React 19.3.1's client's. */
 Test(chunks, readable_stream_items_after_a_blocked_one) {
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n1:T1,x2:\"y\"\n1:C\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"x\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"x\"],\"end\":{"
+       "\"done\":{\"$\":\"undefined\"}}}}");
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:\"y\"\n1:T1,x1:C\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"x\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"x\"],\"end\":{"
+       "\"done\":{\"$\":\"undefined\"}}}}");
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:\"y\"\n1:\"z\"\n1:C\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"z\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"y\",\"z\"],\"end\":{"
+       "\"done\":{\"$\":\"undefined\"}}}}");
   DUMP("3:\"$i2\"\n0:\"$1\"\n1:R\n1:\"$3\"\n2:[]\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":"
+       "\"Error\",\"message\":\"Connection closed.\"}}}}");
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n1:\"$3\"\n3:\"b\"\n1:C\n2:\"a\"\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"a\",\"b\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"a\",\"b\"],\"end\":{"
+       "\"done\":{\"$\":\"undefined\"}}}}");
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:\"a\"\n1:E{\"digest\":\"q\"}\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is omitted in production builds to avoid leaking sensitive details. A digest property is included on this error instance which may provide additional details about the nature of the error.\",\"digest\":\"q\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":"
+       "\"Error\",\"message\":\"An error occurred in the Server Components render. The specific "
+       "message is omitted in production builds to avoid leaking sensitive details. A digest "
+       "property is included on this error instance which may provide additional details about the "
+       "nature of the error.\",\"digest\":\"q\"}}}}");
   DUMP("0:\"$1\"\n1:R\n1:\"$2\"\n2:E{\"digest\":\"q\"}\n1:\"z\"\n1:C\n",
-       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is omitted in production builds to avoid leaking sensitive details. A digest property is included on this error instance which may provide additional details about the nature of the error.\",\"digest\":\"q\"}}}}");
+       "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{\"error\":{\"$\":"
+       "\"Error\",\"message\":\"An error occurred in the Server Components render. The specific "
+       "message is omitted in production builds to avoid leaking sensitive details. A digest "
+       "property is included on this error instance which may provide additional details about the "
+       "nature of the error.\",\"digest\":\"q\"}}}}");
 }
 
 /* React's controller stops waiting once the blocked item it chained the

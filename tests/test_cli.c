@@ -23,9 +23,9 @@
 #define REACT_DIR RSC_FIXTURES "/react/19.3.1"
 
 typedef struct run_result {
-  char *out;   /* stdout, NUL-terminated */
+  char *out; /* stdout, NUL-terminated */
   size_t len;
-  int status;  /* exit status; 128 + signal when killed */
+  int status; /* exit status; 128 + signal when killed */
 } run_result;
 
 /* Runs a shell command and captures its stdout. */
@@ -151,7 +151,8 @@ Test(tree, large_row_deferral) {
 }
 
 Test(tree, suspense_nested_async) {
-  check_golden("tree-suspense-nested-async.txt", REACT_DIR "/prod", "tree suspense-nested-async.rsc");
+  check_golden("tree-suspense-nested-async.txt", REACT_DIR "/prod",
+               "tree suspense-nested-async.rsc");
 }
 
 Test(tree, errors_in_suspense) {
@@ -256,7 +257,8 @@ Test(dump, drop_bom_and_lenient_flags) {
   static const char bom[] = "1:T3,\\357\\273\\2770:\"$1\"\\n";
   run_result kept = run_stdin(bom, "dump --compact -");
   run_result dropped = run_stdin(bom, "dump --compact --drop-bom -");
-  cr_expect(kept.status == 0 && strcmp(kept.out, "{\"ok\":\"\xef\xbb\xbf\"}\n") == 0, "%s", kept.out);
+  cr_expect(kept.status == 0 && strcmp(kept.out, "{\"ok\":\"\xef\xbb\xbf\"}\n") == 0, "%s",
+            kept.out);
   cr_expect(dropped.status == 0 && strcmp(dropped.out, "{\"ok\":\"\"}\n") == 0, "%s", dropped.out);
   free(kept.out);
   free(dropped.out);
@@ -288,7 +290,8 @@ Test(dump, drop_bom_and_lenient_flags) {
   free(lenient.out);
   char cmd[1024];
   snprintf(cmd, sizeof cmd,
-           "f=$(mktemp) && printf '0:\"$0\"\\n' > $f && '%s' bench --min-time 0.01 --drop-bom --lenient $f "
+           "f=$(mktemp) && printf '0:\"$0\"\\n' > $f && '%s' bench --min-time 0.01 --drop-bom "
+           "--lenient $f "
            ">/dev/null; s=$?; rm -f $f; echo $s",
            RSC_CLI);
   run_result bench = run_sh(cmd);
@@ -412,20 +415,20 @@ Test(usage, errors) {
     const char *args;
     int status;
   } cases[] = {
-    {"", 2},
-    {"frobnicate", 2},
-    {"help frobnicate", 2},
-    {"tree --bogus shop.rsc", 2},
-    {"tree shop.rsc shop.rsc", 2},
-    {"tree --depth 0 shop.rsc", 2},
-    {"tree --depth x shop.rsc", 2},
-    {"tree --chunk-size -3 shop.rsc", 2},
-    {"stats --top 0 shop.rsc", 2},
-    {"stats --top", 2},
-    {"stats --bogus shop.rsc", 2},
-    {"tree no-such-file.rsc", 1},
-    {"stats no-such-file.rsc", 1},
-    {"tree ../tests/golden", 1},
+      {"", 2},
+      {"frobnicate", 2},
+      {"help frobnicate", 2},
+      {"tree --bogus shop.rsc", 2},
+      {"tree shop.rsc shop.rsc", 2},
+      {"tree --depth 0 shop.rsc", 2},
+      {"tree --depth x shop.rsc", 2},
+      {"tree --chunk-size -3 shop.rsc", 2},
+      {"stats --top 0 shop.rsc", 2},
+      {"stats --top", 2},
+      {"stats --bogus shop.rsc", 2},
+      {"tree no-such-file.rsc", 1},
+      {"stats no-such-file.rsc", 1},
+      {"tree ../tests/golden", 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char args[256];
@@ -479,15 +482,16 @@ Test(robust, react_dev, .timeout = 600) { run_all(REACT_DIR "/dev"); }
  * a cut length row, garbage. */
 Test(robust, hostile_shapes) {
   const char *inputs[] = {
-    "printf '0:[\"$\",\"div\",null,{\"children\":\"$0:props\"}]\\n'",
-    "printf '0:[\"$0\",\"$0\"]\\n'",
-    "awk 'BEGIN{printf \"0:\"; for(i=0;i<5000;i++) printf \"[\"; "
-    "for(i=0;i<5000;i++) printf \"]\"; print \"\"}'",
-    "awk 'BEGIN{printf \"0:\"; for(i=0;i<3000;i++) printf \"[\\\"$\\\",\\\"b\\\",null,{\\\"children\\\":\"; "
-    "printf \"null\"; for(i=0;i<3000;i++) printf \"}]\"; print \"\"}'",
-    "printf '0:[\"$\",\"div\",null,{\"children\":\"unterminated'",
-    "printf '1:T5,ab'",
-    "printf 'zz:garbage\\n'",
+      "printf '0:[\"$\",\"div\",null,{\"children\":\"$0:props\"}]\\n'",
+      "printf '0:[\"$0\",\"$0\"]\\n'",
+      "awk 'BEGIN{printf \"0:\"; for(i=0;i<5000;i++) printf \"[\"; "
+      "for(i=0;i<5000;i++) printf \"]\"; print \"\"}'",
+      "awk 'BEGIN{printf \"0:\"; for(i=0;i<3000;i++) printf "
+      "\"[\\\"$\\\",\\\"b\\\",null,{\\\"children\\\":\"; "
+      "printf \"null\"; for(i=0;i<3000;i++) printf \"}]\"; print \"\"}'",
+      "printf '0:[\"$\",\"div\",null,{\"children\":\"unterminated'",
+      "printf '1:T5,ab'",
+      "printf 'zz:garbage\\n'",
   };
   const char *cmds[] = {"tree -", "tree --no-finish -", "stats -"};
   for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
@@ -660,10 +664,11 @@ Test(bench, files_in_turns_give_one_record_per_file, .timeout = 60) {
 }
 
 Test(bench, bad_lists_are_usage_errors) {
-  const char *bad[] = {"--chunk-size 1,,2", "--chunk-size -1", "--chunk-size 4k",
-                       "--threads 0",       "--threads 65",    "--threads 1,2,",
-                       "--chunk-size ''",
-                       "--chunk-size 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"};
+  const char *bad[] = {
+      "--chunk-size 1,,2", "--chunk-size -1",
+      "--chunk-size 4k",   "--threads 0",
+      "--threads 65",      "--threads 1,2,",
+      "--chunk-size ''",   "--chunk-size 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char args[256];
     snprintf(args, sizeof args, "bench --min-time 0.01 %s shop.rsc 2>/dev/null", bad[i]);
@@ -716,8 +721,9 @@ static void expected_line(const char *file, const rsc_incomplete *inc, char *buf
     k += (size_t)snprintf(buf + k, cap - k, "%s", names[l]);
     for (size_t i = 0; i < lens[l] && i < 16; i++) {
       if (lists[l][i] < 0) k += (size_t)snprintf(buf + k, cap - k, "%s(not hex)", i ? ", " : "");
-      else k += (size_t)snprintf(buf + k, cap - k, "%s%llx", i ? ", " : "",
-                                 (unsigned long long)lists[l][i]);
+      else
+        k += (size_t)snprintf(buf + k, cap - k, "%s%llx", i ? ", " : "",
+                              (unsigned long long)lists[l][i]);
     }
     if (lens[l] > 16) k += (size_t)snprintf(buf + k, cap - k, " and %zu more", lens[l] - 16);
   }
@@ -852,28 +858,28 @@ Test(early_end, every_react_payload_cut_in_half, .timeout = 120) {
  * input in its first line, bench its file and times: those are left out of
  * the comparison. The shell prints one line per difference. */
 Test(pages, every_command_reads_pages_and_stdin, .timeout = 120) {
-  run_result r = run_sh(
-      "cd '" HTML_DIR "' && cli='" RSC_CLI "'; tmp=$(mktemp -d); "
-      "for page in next-webpack-client.html next-turbopack-unicode.html rhs-elements.html "
-      "    rhs-typed-arrays.html; do "
-      "  \"$cli\" extract \"$page\" > \"$tmp/p.rsc\" || echo \"extract $page\"; "
-      "  for c in dump 'dump --compact' tree stats; do "
-      "    \"$cli\" $c \"$tmp/p.rsc\" | sed 1s/^.*:// > \"$tmp/want\"; "
-      "    [ -s \"$tmp/want\" ] || echo \"$c $page: no output\"; "
-      "    for how in \"$page\" \"--html $page\" \"- < $page\" \"< $page\"; do "
-      "      eval \"\\\"\\$cli\\\" $c $how\" | sed 1s/^.*:// | cmp -s - \"$tmp/want\" "
-      "        || echo \"$c $how differs\"; "
-      "    done; "
-      "  done; "
-      "  \"$cli\" bench --json --min-time 0.001 \"$tmp/p.rsc\" "
-      "    | grep -o '\"bytes\":[0-9]*\\|\"peak_bytes\":[0-9]*' > \"$tmp/want\"; "
-      "  [ -s \"$tmp/want\" ] || echo \"bench $page: no output\"; "
-      "  for how in \"$page\" \"--html $page\" \"< $page\"; do "
-      "    eval \"\\\"\\$cli\\\" bench --json --min-time 0.001 $how\" "
-      "      | grep -o '\"bytes\":[0-9]*\\|\"peak_bytes\":[0-9]*' | cmp -s - \"$tmp/want\" "
-      "      || echo \"bench $how differs\"; "
-      "  done; "
-      "done; rm -r \"$tmp\"");
+  run_result r =
+      run_sh("cd '" HTML_DIR "' && cli='" RSC_CLI "'; tmp=$(mktemp -d); "
+             "for page in next-webpack-client.html next-turbopack-unicode.html rhs-elements.html "
+             "    rhs-typed-arrays.html; do "
+             "  \"$cli\" extract \"$page\" > \"$tmp/p.rsc\" || echo \"extract $page\"; "
+             "  for c in dump 'dump --compact' tree stats; do "
+             "    \"$cli\" $c \"$tmp/p.rsc\" | sed 1s/^.*:// > \"$tmp/want\"; "
+             "    [ -s \"$tmp/want\" ] || echo \"$c $page: no output\"; "
+             "    for how in \"$page\" \"--html $page\" \"- < $page\" \"< $page\"; do "
+             "      eval \"\\\"\\$cli\\\" $c $how\" | sed 1s/^.*:// | cmp -s - \"$tmp/want\" "
+             "        || echo \"$c $how differs\"; "
+             "    done; "
+             "  done; "
+             "  \"$cli\" bench --json --min-time 0.001 \"$tmp/p.rsc\" "
+             "    | grep -o '\"bytes\":[0-9]*\\|\"peak_bytes\":[0-9]*' > \"$tmp/want\"; "
+             "  [ -s \"$tmp/want\" ] || echo \"bench $page: no output\"; "
+             "  for how in \"$page\" \"--html $page\" \"< $page\"; do "
+             "    eval \"\\\"\\$cli\\\" bench --json --min-time 0.001 $how\" "
+             "      | grep -o '\"bytes\":[0-9]*\\|\"peak_bytes\":[0-9]*' | cmp -s - \"$tmp/want\" "
+             "      || echo \"bench $how differs\"; "
+             "  done; "
+             "done; rm -r \"$tmp\"");
   cr_expect_eq(r.status, 0);
   cr_expect_eq(r.len, 0, "%s", r.out);
   free(r.out);

@@ -124,7 +124,8 @@ static char *nested_lazies(size_t n, size_t *len) {
       o += (size_t)snprintf(buf + o, cap - o, "%zx:[\"$\",\"div\",null,{\"children\":\"$L%zx\"}]\n",
                             i, i + 1);
     else
-      o += (size_t)snprintf(buf + o, cap - o, "%zx:[\"$\",\"div\",null,{\"children\":\"end\"}]\n", i);
+      o += (size_t)snprintf(buf + o, cap - o, "%zx:[\"$\",\"div\",null,{\"children\":\"end\"}]\n",
+                            i);
   }
   *len = o;
   return buf;

@@ -43,8 +43,8 @@ static void expect_error(const char *in, size_t len, uint32_t flags, rsc_status 
     memset(&e, 0xA5, sizeof e); /* garbage: every field must be written */
     rsc_decoder *d = decode_mode(in, len, flags, mode, &e);
     cr_assert(d);
-    cr_expect_eq(e.code, code, "mode %d: code %d (%s), want %d", mode, e.code,
-                 e.msg ? e.msg : "", code);
+    cr_expect_eq(e.code, code, "mode %d: code %d (%s), want %d", mode, e.code, e.msg ? e.msg : "",
+                 code);
     cr_expect_eq(e.offset, offset, "mode %d: offset %llu, want %llu", mode,
                  (unsigned long long)e.offset, (unsigned long long)offset);
     cr_expect_eq(e.row_id, row, "mode %d: row %lld, want %lld", mode, (long long)e.row_id,
@@ -242,7 +242,8 @@ Test(errors, byte_order_marks_in_I_E_H_rows) {
     rsc_options_init(&opt);
     opt.flags = drop ? RSC_OPT_DROP_BOM : 0;
     opt.on_event = note_hint;
-    static const char in[] = ":H\xef\xbb\xbf" "D[\"x\"]\n0:1\n";
+    static const char in[] = ":H\xef\xbb\xbf"
+                             "D[\"x\"]\n0:1\n";
     last_hint_code = -1;
     rsc_error e;
     rsc_decoder *d = rsc_decode(in, sizeof in - 1, &opt, &e);
@@ -279,9 +280,11 @@ Test(errors, typed_arrays_of_partial_elements) {
   expect_error(S("0:[\"$1\",\"$2\"]\n2:L4,abcd1:L5,abcde"), 0, RSC_ERR_BAD_VALUE, 23, 1, msg);
   expect_error(S("1:m1,x0:\"$1\"\n"), 0, RSC_ERR_BAD_VALUE, 0, 1, msg);
   /* every tag: its element size */
-  static const struct { char tag; int size; } tags[] = {
-      {'A', 1}, {'O', 1}, {'o', 1}, {'U', 1}, {'S', 2}, {'s', 2}, {'L', 4},
-      {'l', 4}, {'G', 4}, {'g', 8}, {'M', 8}, {'m', 8}, {'V', 1}};
+  static const struct {
+    char tag;
+    int size;
+  } tags[] = {{'A', 1}, {'O', 1}, {'o', 1}, {'U', 1}, {'S', 2}, {'s', 2}, {'L', 4},
+              {'l', 4}, {'G', 4}, {'g', 8}, {'M', 8}, {'m', 8}, {'V', 1}};
   for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
     char in[64];
     int n = snprintf(in, sizeof in, "1:%c%x,%.*s0:\"$1\"\n", tags[i].tag, tags[i].size * 2 + 1,
@@ -295,10 +298,12 @@ Test(errors, typed_arrays_of_partial_elements) {
     }
   }
   /* React's truncation, with the flag */
-  expect_dump(S("1:S3,\x01\x00\x02" "0:\"$1\"\n"), RSC_OPT_LENIENT_VALUES,
-              "{\"ok\":{\"$\":\"Int16Array\",\"base64\":\"AQA=\"}}");
-  expect_dump(S("1:S4,\x01\x00\x02\x00" "0:\"$1\"\n"), 0,
-              "{\"ok\":{\"$\":\"Int16Array\",\"base64\":\"AQACAA==\"}}");
+  expect_dump(S("1:S3,\x01\x00\x02"
+                "0:\"$1\"\n"),
+              RSC_OPT_LENIENT_VALUES, "{\"ok\":{\"$\":\"Int16Array\",\"base64\":\"AQA=\"}}");
+  expect_dump(S("1:S4,\x01\x00\x02\x00"
+                "0:\"$1\"\n"),
+              0, "{\"ok\":{\"$\":\"Int16Array\",\"base64\":\"AQACAA==\"}}");
 }
 
 /* I rows: servers write an array (React 18 an object, still accepted). */
@@ -332,7 +337,8 @@ Test(errors, crlf_line_ends) {
   expect_dump(S("0:{\"a\":\"$1\"}\r\n1:2\r\n"), 0, "{\"ok\":{\"a\":2}}");
   /* After a length row the CR would begin the next row id: React folds it
    * into a garbage id silently; rscflight stops at it. */
-  expect_error(S("1:T3,abc\r\n0:\"$1\"\n"), 0, RSC_ERR_BAD_ID, 8, -1, "row id is not lowercase hex");
+  expect_error(S("1:T3,abc\r\n0:\"$1\"\n"), 0, RSC_ERR_BAD_ID, 8, -1,
+               "row id is not lowercase hex");
   /*                      ^ */
 }
 
@@ -384,7 +390,9 @@ Test(errors, garbage) {
 /* React decodes rows with TextDecoder: each maximal subpart of an invalid
  * sequence becomes one U+FFFD (WHATWG Encoding; Unicode 3.9). No error. */
 Test(errors, invalid_utf8_in_json_strings) {
-  expect_dump(S("0:\"a\xff" "b\"\n"), 0, "{\"ok\":\"a\\ufffdb\"}");
+  expect_dump(S("0:\"a\xff"
+                "b\"\n"),
+              0, "{\"ok\":\"a\\ufffdb\"}");
   /* a 4-byte sequence cut after 3 bytes: one maximal subpart */
   expect_dump(S("0:\"\xf0\x9f\x98\"\n"), 0, "{\"ok\":\"\\ufffd\"}");
   /* a 3-byte sequence cut after 2 bytes */
@@ -468,11 +476,17 @@ Test(errors, invalid_utf8_outside_strings) {
 }
 
 Test(errors, invalid_utf8_in_T_rows) {
-  expect_dump(S("1:T3,a\xff" "b0:\"$1\"\n"), 0, "{\"ok\":\"a\\ufffdb\"}");
+  expect_dump(S("1:T3,a\xff"
+                "b0:\"$1\"\n"),
+              0, "{\"ok\":\"a\\ufffdb\"}");
   /* A sequence cut by the row's end is flushed at the end of the row. */
-  expect_dump(S("1:T2,a\xe2" "0:\"$1\"\n"), 0, "{\"ok\":\"a\\ufffd\"}");
+  expect_dump(S("1:T2,a\xe2"
+                "0:\"$1\"\n"),
+              0, "{\"ok\":\"a\\ufffd\"}");
   expect_dump(S("1:T4,\xed\xa0\x80!0:\"$1\"\n"), 0, "{\"ok\":\"\\ufffd\\ufffd\\ufffd!\"}");
-  expect_dump(S("1:T3,\xe2\x82\xac" "0:\"$1\"\n"), 0, "{\"ok\":\"\\u20ac\"}");
+  expect_dump(S("1:T3,\xe2\x82\xac"
+                "0:\"$1\"\n"),
+              0, "{\"ok\":\"\\u20ac\"}");
 }
 
 /* ---- byte-stream pieces: React shows network boundaries --------------------------- */
@@ -512,7 +526,10 @@ Test(errors, byte_stream_items_must_be_binary_views) {
   /* A blocked item fails when the row it waited for arrives (row 2). */
   expect_error(S("1:r\n0:\"$1\"\n1:\"$2\"\n2:{\"x\":1}\n"), 0, RSC_ERR_BAD_ROW, 18, 2, NULL);
   /* Typed array rows are views: their bytes join the stream's. */
-  expect_dump(S("1:r\n0:\"$1\"\n1:o2,\x05\x06" "1:b1,\x07" "1:C\n"), 0,
+  expect_dump(S("1:r\n0:\"$1\"\n1:o2,\x05\x06"
+                "1:b1,\x07"
+                "1:C\n"),
+              0,
               "{\"ok\":{\"$\":\"ReadableStream\",\"type\":\"bytes\",\"base64\":\"BQYH\","
               "\"end\":{\"done\":{\"$\":\"undefined\"}}}}");
 }

@@ -42,8 +42,9 @@ static fixture *load_from(const char *dir, size_t *count) {
   rsc_decoder *d = rsc_decoder_new(&opt);
   rsc_node root;
   const char *msg;
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)text, len, false, false, &root, &msg),
-               JSON_OK, "fixtures/%s does not parse", index);
+  cr_assert_eq(
+      rsc__json_parse((rsc_json *)d->json, (const uint8_t *)text, len, false, false, &root, &msg),
+      JSON_OK, "fixtures/%s does not parse", index);
   fixture *f = calloc(root.len + 1, sizeof *f);
   for (size_t i = 0; i < rsc_node_len(&root); i++) {
     const rsc_node *e = rsc_node_at(&root, i);
@@ -217,7 +218,8 @@ Test(fixtures, a_reset_decoder_decodes_like_a_new_one) {
   fixture *f = load(&n);
   if (!f) cr_skip_test("fixtures/react/index.json is missing");
   rsc_decoder *keep[4] = {0};
-  const uint32_t sets[4] = {0, RSC_OPT_DEV, RSC_OPT_ALLOW_PARTIAL, RSC_OPT_DEV | RSC_OPT_ALLOW_PARTIAL};
+  const uint32_t sets[4] = {0, RSC_OPT_DEV, RSC_OPT_ALLOW_PARTIAL,
+                            RSC_OPT_DEV | RSC_OPT_ALLOW_PARTIAL};
   for (size_t k = 0; k < 2 * n; k++) {
     size_t i = k < n ? k : 2 * n - 1 - k;
     size_t len;
@@ -254,14 +256,17 @@ Test(fixtures, html_pages_decode_like_their_payloads) {
   rsc_decoder *jd = rsc_decoder_new(NULL);
   rsc_node root;
   const char *msg;
-  cr_assert_eq(rsc__json_parse((rsc_json *)jd->json, (const uint8_t *)text, len, false, false, &root, &msg), JSON_OK);
+  cr_assert_eq(
+      rsc__json_parse((rsc_json *)jd->json, (const uint8_t *)text, len, false, false, &root, &msg),
+      JSON_OK);
   const rsc_node *list = rsc_object_get(&root, "fixtures", 8);
   cr_assert_gt(rsc_node_len(list), 10);
   int decoded = 0;
   for (size_t i = 0; i < rsc_node_len(list); i++) {
     const rsc_node *e = rsc_node_at(list, i);
     char hname[256], pname[256], rel[300];
-    if (!member_str(e, "html", hname, sizeof hname) || !member_str(e, "payload", pname, sizeof pname))
+    if (!member_str(e, "html", hname, sizeof hname) ||
+        !member_str(e, "payload", pname, sizeof pname))
       continue;
     size_t hlen, plen;
     snprintf(rel, sizeof rel, "html/%s", hname);

@@ -22,8 +22,8 @@ static rsc_status collect(void *ctx, const rsc_row *row) {
     if (row->partial) return RSC_OK;
   }
   c->rows++;
-  int n = snprintf(c->log + c->len, sizeof c->log - c->len, "%lld:%c:%zu:",
-                   (long long)row->id, row->tag ? row->tag : '-', row->tag == 'b' ? c->piece_bytes : row->len);
+  int n = snprintf(c->log + c->len, sizeof c->log - c->len, "%lld:%c:%zu:", (long long)row->id,
+                   row->tag ? row->tag : '-', row->tag == 'b' ? c->piece_bytes : row->len);
   c->len += (size_t)n;
   if (row->tag != 'b') {
     memcpy(c->log + c->len, row->data, row->len);
@@ -43,7 +43,8 @@ static rsc_status frame_all(const char *in, size_t len, size_t piece, collected 
   rsc_status st = RSC_OK;
   if (!piece) piece = len ? len : 1;
   for (size_t i = 0; i < len && st == RSC_OK; i += piece)
-    st = rsc__frame_feed(f, (const uint8_t *)in + i, len - i < piece ? len - i : piece, collect, c, e);
+    st = rsc__frame_feed(f, (const uint8_t *)in + i, len - i < piece ? len - i : piece, collect, c,
+                         e);
   rsc__frame_free(f);
   return st;
 }
@@ -59,7 +60,8 @@ static void expect_rows(const char *in, size_t len, const char *want) {
 
 Test(frame, newline_rows_and_tags) {
   const char in[] = "0:{\"a\":1}\n1:I[\"m\",[],\"x\"]\n:HD\"h\"\n2:zabc\n";
-  expect_rows(in, sizeof in - 1, "0:-:7:{\"a\":1}|1:I:12:[\"m\",[],\"x\"]|0:H:4:D\"h\"|2:-:4:zabc|");
+  expect_rows(in, sizeof in - 1,
+              "0:-:7:{\"a\":1}|1:I:12:[\"m\",[],\"x\"]|0:H:4:D\"h\"|2:-:4:zabc|");
 }
 
 Test(frame, length_rows_keep_newlines_and_end_without_terminator) {
@@ -123,7 +125,8 @@ Test(frame, row_size_limit) {
   cr_expect_eq(rsc__frame_feed(f, (const uint8_t *)"1:T10,", 6, collect, &c, &e), RSC_ERR_LIMIT);
   rsc__frame_free(f);
   f = rsc__frame_new(NULL, false, 8);
-  cr_expect_eq(rsc__frame_feed(f, (const uint8_t *)"0:\"12345678\"\n", 13, collect, &c, &e), RSC_ERR_LIMIT);
+  cr_expect_eq(rsc__frame_feed(f, (const uint8_t *)"0:\"12345678\"\n", 13, collect, &c, &e),
+               RSC_ERR_LIMIT);
   cr_expect_eq(e.offset, 10, "the first byte past the limit");
   rsc__frame_free(f);
 }
@@ -134,9 +137,16 @@ Test(frame, row_size_limit) {
  * digits, an empty length. */
 Test(frame, lengths_whole_and_split_agree) {
   const char *cases[] = {
-      "1:T8,abcdefgh0:1\n", "1:T9,abcdefghi",   "1:T0008,abcdefgh", "1:T,0:1\n",
-      "1:T00000000000008,abcdefgh", "1:T000000000000008,abcdefgh",
-      "1:T10000000000000000,x", "1:TA,x", "1:T8x,abcdefgh", "1:o3,abc2:T1,z",
+      "1:T8,abcdefgh0:1\n",
+      "1:T9,abcdefghi",
+      "1:T0008,abcdefgh",
+      "1:T,0:1\n",
+      "1:T00000000000008,abcdefgh",
+      "1:T000000000000008,abcdefgh",
+      "1:T10000000000000000,x",
+      "1:TA,x",
+      "1:T8x,abcdefgh",
+      "1:o3,abc2:T1,z",
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *in = cases[i];
@@ -153,7 +163,8 @@ Test(frame, lengths_whole_and_split_agree) {
       rsc_status st = RSC_OK;
       size_t step = piece ? piece : len;
       for (size_t k = 0; k < len && st == RSC_OK; k += step)
-        st = rsc__frame_feed(f, (const uint8_t *)in + k, len - k < step ? len - k : step, collect, &c, &e);
+        st = rsc__frame_feed(f, (const uint8_t *)in + k, len - k < step ? len - k : step, collect,
+                             &c, &e);
       rsc__frame_free(f);
       if (!piece) {
         want_st = st;
@@ -200,12 +211,12 @@ Test(frame, one_byte_feeds_of_a_large_row) {
 /* A consumer's rsc_dest_fn: hands out buffers it records, or none. */
 typedef struct dest_log {
   collected c;
-  int asked;          /* calls of dest_fn                                   */
-  bool refuse;        /* answer NULL (the framer gathers into its own)      */
-  uint8_t *given[8];  /* the buffers handed out                             */
+  int asked;         /* calls of dest_fn                                   */
+  bool refuse;       /* answer NULL (the framer gathers into its own)      */
+  uint8_t *given[8]; /* the buffers handed out                             */
   size_t given_len[8];
-  int gathered;       /* rows that came back in a given buffer              */
-  bool mismatch;      /* a gathered row not at the start of its buffer     */
+  int gathered;  /* rows that came back in a given buffer              */
+  bool mismatch; /* a gathered row not at the start of its buffer     */
 } dest_log;
 
 static uint8_t *dest_give(void *ctx, uint8_t tag, size_t len) {
@@ -251,7 +262,8 @@ static void dest_free(dest_log *l) {
  * not. With the consumer declining, the framer's own buffer serves. */
 Test(frame, split_length_rows_gather_into_the_consumers_buffer) {
   const char in[] = "1:T5,a\nb\nc0:\"$1\"\n2:o3,\n\n\n3:b4,xyzw4:T0,5:g10,0123456789abcdef";
-  const char want[] = "1:T:5:a\nb\nc|0:-:4:\"$1\"|2:o:3:\n\n\n|3:b:4:|4:T:0:|5:g:16:0123456789abcdef|";
+  const char want[] =
+      "1:T:5:a\nb\nc|0:-:4:\"$1\"|2:o:3:\n\n\n|3:b:4:|4:T:0:|5:g:16:0123456789abcdef|";
   size_t len = sizeof in - 1;
   for (size_t piece = 1; piece <= len; piece++) {
     dest_log l;
@@ -341,11 +353,13 @@ Test(frame, a_long_rows_buffer_waits_for_an_eighth_of_it) {
   f->dest_fn = dest_give;
   rsc_error e;
   size_t fed = 0, piece = 64 << 10;
-  cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in, (size_t)h + 1, collect_count_only, &l.c, &e), RSC_OK);
+  cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in, (size_t)h + 1, collect_count_only, &l.c, &e),
+               RSC_OK);
   fed = (size_t)h + 1;
   cr_expect_eq(l.asked, 0, "one byte of a 4 MiB row: no buffer yet");
   while (fed < (size_t)h + n / 8 - piece) {
-    cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in + fed, piece, collect_count_only, &l.c, &e), RSC_OK);
+    cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)in + fed, piece, collect_count_only, &l.c, &e),
+                 RSC_OK);
     fed += piece;
   }
   cr_expect_eq(l.asked, 0, "less than an eighth: no buffer yet");
@@ -366,7 +380,8 @@ Test(frame, a_long_rows_buffer_waits_for_an_eighth_of_it) {
   f = rsc__frame_new(NULL, false, (uint64_t)256 << 20);
   f->dest_fn = dest_give;
   const char claim[] = "1:T10000000,x";
-  cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)claim, sizeof claim - 1, collect_dest, &l, &e), RSC_OK);
+  cr_assert_eq(rsc__frame_feed(f, (const uint8_t *)claim, sizeof claim - 1, collect_dest, &l, &e),
+               RSC_OK);
   cr_expect_eq(l.asked, 0);
   rsc__frame_free(f);
   free(in);
@@ -432,7 +447,8 @@ Test(frame, peeked_row_ends_are_taken_where_they_belong) {
   rsc_error err;
   peek_rows = 0;
   cr_expect_eq(rsc__frame_feed(peek_frame, (const uint8_t *)peek_in, sizeof peek_in - 1, peek_ahead,
-                               NULL, &err), RSC_OK);
+                               NULL, &err),
+               RSC_OK);
   cr_expect_eq(peek_rows, 4);
   cr_expect_eq(peek_frame->peeked_count, 0, "cleared when the feed ends");
   rsc__frame_free(peek_frame);

@@ -684,7 +684,7 @@ Test(api, output_is_bounded) {
 /* ----------------------------------------------------------- fixtures */
 
 #ifndef RSC_FIXTURES_DIR
-#define RSC_FIXTURES_DIR "fixtures/html"
+#  define RSC_FIXTURES_DIR "fixtures/html"
 #endif
 
 static char *slurp(const char *path, size_t *len) {

@@ -17,11 +17,13 @@ typedef struct trow {
   size_t start, colon, end; /* first byte, its ':', one past the row     */
   size_t data;              /* first data byte                            */
   int64_t id;
-  char tag;                 /* 0 for a plain model row                    */
+  char tag; /* 0 for a plain model row                    */
 } trow;
 
 static int length_tag(char c) { return c && strchr("TAOoUSsLlGgMmVb", c) != NULL; }
-static int newline_tag(char c) { return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x'; }
+static int newline_tag(char c) {
+  return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
+}
 
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -176,20 +178,19 @@ static void check_cut(const char *name, const char *buf, size_t k, const trow *r
     cr_expect_eq(inc->cut, e.cut, "%s at %zu: cut %d", name, k, inc->cut);
     cr_expect_eq(inc->cut_id, e.cut_id, "%s at %zu: cut id %lld, want %lld", name, k,
                  (long long)inc->cut_id, (long long)e.cut_id);
-    cr_expect_eq(inc->cut_offset, e.cut_offset, "%s at %zu: cut offset %llu, want %llu", name,
-                 k, (unsigned long long)inc->cut_offset, (unsigned long long)e.cut_offset);
+    cr_expect_eq(inc->cut_offset, e.cut_offset, "%s at %zu: cut offset %llu, want %llu", name, k,
+                 (unsigned long long)inc->cut_offset, (unsigned long long)e.cut_offset);
     cr_expect_eq(inc->missing_len, nmissing, "%s at %zu: %zu missing, want %zu", name, k,
                  inc->missing_len, nmissing);
     for (size_t i = 0; i < nmissing && i < inc->missing_len; i++)
-      cr_expect_eq(inc->missing[i], missing[i], "%s at %zu: missing[%zu] %lld, want %lld", name,
-                   k, i, (long long)inc->missing[i], (long long)missing[i]);
-    cr_expect_eq(inc->open_streams_len, e.nopen, "%s at %zu: %zu open streams, want %zu", name,
-                 k, inc->open_streams_len, e.nopen);
+      cr_expect_eq(inc->missing[i], missing[i], "%s at %zu: missing[%zu] %lld, want %lld", name, k,
+                   i, (long long)inc->missing[i], (long long)missing[i]);
+    cr_expect_eq(inc->open_streams_len, e.nopen, "%s at %zu: %zu open streams, want %zu", name, k,
+                 inc->open_streams_len, e.nopen);
     for (size_t i = 0; i < e.nopen && i < inc->open_streams_len; i++)
-      cr_expect_eq(inc->open_streams[i], e.open[i], "%s at %zu: open stream %lld, want %lld",
-                   name, k, (long long)inc->open_streams[i], (long long)e.open[i]);
-    cr_expect_eq(rsc_decoder_incomplete(d), inc, "%s at %zu: a second call, a new answer", name,
-                 k);
+      cr_expect_eq(inc->open_streams[i], e.open[i], "%s at %zu: open stream %lld, want %lld", name,
+                   k, (long long)inc->open_streams[i], (long long)e.open[i]);
+    cr_expect_eq(rsc_decoder_incomplete(d), inc, "%s at %zu: a second call, a new answer", name, k);
     cases_cut += e.cut;
     cases_missing += nmissing > 0;
   }

@@ -29,7 +29,8 @@ Test(json, objects_follow_javascript_rules) {
   DUMP("0:{\"__proto__\":{\"polluted\":true},\"a\":1,\"c\":[\"$undefined\"]}\n",
        "{\"ok\":{\"a\":1,\"c\":[{\"$\":\"undefined\"}]}}");
   DUMP("0:{\"__proto__\":\"$5\"}\n", "{\"ok\":{}}");
-  DUMP("0:{\"$a\":\"$$b\",\"$\":1}\n", "{\"ok\":{\"$\":\"object\",\"members\":{\"$a\":\"$b\",\"$\":1}}}");
+  DUMP("0:{\"$a\":\"$$b\",\"$\":1}\n",
+       "{\"ok\":{\"$\":\"object\",\"members\":{\"$a\":\"$b\",\"$\":1}}}");
 }
 
 Test(json, numbers_are_javascript_doubles) {
@@ -44,20 +45,32 @@ Test(json, lone_surrogates_survive) {
 }
 
 Test(json, invalid_utf8_becomes_replacement_characters) {
-  DUMP("0:\"a\xff" "b\xe2\x82" "c\xf0\x9f\x98\"\n",
-       "{\"ok\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\"}");
+  DUMP("0:\"a\xff"
+       "b\xe2\x82"
+       "c\xf0\x9f\x98\"\n",
+       "{\"ok\":\"a\xef\xbf\xbd"
+       "b\xef\xbf\xbd"
+       "c\xef\xbf\xbd\"}");
   DUMP("1:T4,a\xc3\x28z0:\"$1\"\n", "{\"ok\":\"a\xef\xbf\xbd(z\"}");
 }
 
 Test(json, syntax_errors_read_like_v8) {
-  DUMP("0:zabc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'z', \\\"zabc\\\" is not valid JSON\"}}");
-  DUMP("0:{\"a\":1\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after property value in JSON at position 6\"}}");
-  DUMP("0:[1,2\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or ']' after array element in JSON at position 4\"}}");
-  DUMP("0:\"abc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated string in JSON at position 4\"}}");
+  DUMP("0:zabc\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'z', "
+                   "\\\"zabc\\\" is not valid JSON\"}}");
+  DUMP("0:{\"a\":1\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after "
+                       "property value in JSON at position 6\"}}");
+  DUMP("0:[1,2\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or ']' after array "
+                   "element in JSON at position 4\"}}");
+  DUMP(
+      "0:\"abc\n",
+      "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated string in JSON at position 4\"}}");
   DUMP("0:{\"aaaaaaaaaaaaaaaaaaaa\":zzzzzzzzzzzzzzzzzzzzzz}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'z', ...\\\"aaaaaaaa\\\":zzzzzzzzzz\\\"... is not valid JSON\"}}");
-  DUMP("0:01\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 1\"}}");
-  DUMP("0:undefined\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"\\\"undefined\\\" is not valid JSON\"}}");
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'z', "
+       "...\\\"aaaaaaaa\\\":zzzzzzzzzz\\\"... is not valid JSON\"}}");
+  DUMP("0:01\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 1\"}}");
+  DUMP("0:undefined\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"\\\"undefined\\\" is not valid JSON\"}}");
 }
 
 /* The SyntaxError texts of Node 20's V8 (11.3), where React's client runs,
@@ -73,44 +86,205 @@ Test(json, syntax_errors_follow_node20) {
     const char *in;
     const char *want;
   } cases[] = {
-      {"0: {\"a\":1}x\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected non-whitespace character after JSON at position 8\"}}"},
-      {"0: {\"a\":1,\"b\",1}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token ',', \\\" {\\\"a\\\":1,\\\"b\\\",1}\\\" is not valid JSON\"}}"},
-      {"0: {\"a\":1,\"b\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
-      {"0: {\"a\" 1}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ':' after property name in JSON at position 6\"}}"},
-      {"0: {\"a\":1,\"b\" 2}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 12\"}}"},
-      {"0: {\"a\":1,\"b\" \"c\"}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected string in JSON at position 12\"}}"},
-      {"0: nul\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected string in JSON at position 4\"}}"},
-      {"0: tru1\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 4\"}}"},
-      {"0: fals-\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 5\"}}"},
-      {"0: \"ab\\\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
-      {"0: \"\\\xe6""\x9d""\xb1""\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\xe6""\x9d""\xb1""', \\\" \\\"\\\\\xe6""\x9d""\xb1""\\\"\\\" is not valid JSON\"}}"},
-      {"0: \"\\\xc3""\xa9""\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Bad escaped character in JSON at position 3\"}}"},
-      {"0: \x00""\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\\u0000', \\\" \\u0000\\\" is not valid JSON\"}}"},
-      {"0: [1,\x00""]\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\\u0000', \\\" [1,\\u0000]\\\" is not valid JSON\"}}"},
-      {"0: \xf0""\x9f""\x98""\x80""\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\\ud83d', \\\" \xf0""\x9f""\x98""\x80""\\\" is not valid JSON\"}}"},
-      {"0: x\xf0""\x9f""\x98""\x80""yyyyyyyyyyyyyyyyyyyyyyyyy\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', \\\" x\xf0""\x9f""\x98""\x80""yyyyyyy\\\"... is not valid JSON\"}}"},
-      {"0: xyyyyyyyy\xf0""\x9f""\x98""\x80""yyyyyyyyyyyyy\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', \\\" xyyyyyyyy\\ud83d\\\"... is not valid JSON\"}}"},
-      {"0: yyyyyyyyyyyyyyyyyyyy\xf0""\x9f""\x98""\x80""\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'y', \\\" yyyyyyyyyy\\\"... is not valid JSON\"}}"},
-      {"0: yyyyyyyyyyyy\xf0""\x9f""\x98""\x80""yyyyyy\xf0""\x9f""\x98""\x80""yyyyyyyyyyy\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'y', \\\" yyyyyyyyyy\\\"... is not valid JSON\"}}"},
-      {"0: [1,2]]\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected non-whitespace character after JSON at position 6\"}}"},
-      {"0: {\"a\":1,}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected double-quoted property name in JSON at position 8\"}}"},
-      {"0: [1,]\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token ']', \\\" [1,]\\\" is not valid JSON\"}}"},
-      {"0: {,}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected property name or '}' in JSON at position 2\"}}"},
-      {"0: \"\\u12G4\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Bad Unicode escape in JSON at position 6\"}}"},
-      {"0: \"a\x01""\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Bad control character in string literal in JSON at position 3\"}}"},
-      {"0: -x\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"No number after minus sign in JSON at position 2\"}}"},
-      {"0: 1.e\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated fractional number in JSON at position 3\"}}"},
-      {"0: 1e+\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Exponent part is missing a number in JSON at position 4\"}}"},
-      {"0: 01\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 2\"}}"},
-      {"0: -\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"No number after minus sign in JSON at position 2\"}}"},
-      {"0: [\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
-      {"0: {\"a\"\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ':' after property name in JSON at position 5\"}}"},
-      {"0: {\"a\":\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
-      {"0: {\"a\":1\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after property value in JSON at position 7\"}}"},
-      {"0: {\"a\":1 \"b\"}\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after property value in JSON at position 8\"}}"},
-      {"0: [\"\xf0""\x9f""\x98""\x80""aaaaaaa\",xzzzzzzzzzzzzzzzzzzzzzz]\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', ...\\\"\\ude00aaaaaaa\\\",xzzzzzzzzz\\\"... is not valid JSON\"}}"},
-      {"0: [\"\xf0""\x9f""\x98""\x80""aaaaaaaa\",xzzzzzzzzzzzzzzzzzzzzz]\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', ...\\\"aaaaaaaa\\\",xzzzzzzzzz\\\"... is not valid JSON\"}}"},
-      {"0: [\"\xf0""\x9f""\x98""\x80""aaaaaa\",xzzzzzzzzzzzzzzzzzzzzz]\x0a""", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', ...\\\"\xf0""\x9f""\x98""\x80""aaaaaa\\\",xzzzzzzzzz\\\"... is not valid JSON\"}}"},
+      {"0: {\"a\":1}x\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected non-whitespace character after "
+       "JSON at position 8\"}}"},
+      {"0: {\"a\":1,\"b\",1}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token ',', \\\" "
+       "{\\\"a\\\":1,\\\"b\\\",1}\\\" is not valid JSON\"}}"},
+      {"0: {\"a\":1,\"b\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
+      {"0: {\"a\" 1}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ':' after property name in JSON at "
+       "position 6\"}}"},
+      {"0: {\"a\":1,\"b\" 2}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 12\"}}"},
+      {"0: {\"a\":1,\"b\" \"c\"}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected string in JSON at position 12\"}}"},
+      {"0: nul\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected string in JSON at position 4\"}}"},
+      {"0: tru1\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 4\"}}"},
+      {"0: fals-\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 5\"}}"},
+      {"0: \"ab\\\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
+      {"0: \"\\\xe6"
+       "\x9d"
+       "\xb1"
+       "\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\xe6"
+       "\x9d"
+       "\xb1"
+       "', \\\" \\\"\\\\\xe6"
+       "\x9d"
+       "\xb1"
+       "\\\"\\\" is not valid JSON\"}}"},
+      {"0: \"\\\xc3"
+       "\xa9"
+       "\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Bad escaped character in JSON at position "
+       "3\"}}"},
+      {"0: \x00"
+       "\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\\u0000', \\\" \\u0000\\\" "
+       "is not valid JSON\"}}"},
+      {"0: [1,\x00"
+       "]\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\\u0000', \\\" "
+       "[1,\\u0000]\\\" is not valid JSON\"}}"},
+      {"0: \xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '\\ud83d', \\\" \xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\\\" is not valid JSON\"}}"},
+      {"0: x\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "yyyyyyyyyyyyyyyyyyyyyyyyy\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', \\\" x\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "yyyyyyy\\\"... is not valid JSON\"}}"},
+      {"0: xyyyyyyyy\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "yyyyyyyyyyyyy\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', \\\" "
+       "xyyyyyyyy\\ud83d\\\"... is not valid JSON\"}}"},
+      {"0: yyyyyyyyyyyyyyyyyyyy\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'y', \\\" yyyyyyyyyy\\\"... "
+       "is not valid JSON\"}}"},
+      {"0: yyyyyyyyyyyy\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "yyyyyy\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "yyyyyyyyyyy\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'y', \\\" yyyyyyyyyy\\\"... "
+       "is not valid JSON\"}}"},
+      {"0: [1,2]]\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected non-whitespace character after "
+       "JSON at position 6\"}}"},
+      {"0: {\"a\":1,}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected double-quoted property name in JSON "
+       "at position 8\"}}"},
+      {"0: [1,]\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token ']', \\\" [1,]\\\" is not "
+       "valid JSON\"}}"},
+      {"0: {,}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected property name or '}' in JSON at "
+       "position 2\"}}"},
+      {"0: \"\\u12G4\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Bad Unicode escape in JSON at position 6\"}}"},
+      {"0: \"a\x01"
+       "\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Bad control character in string literal in "
+       "JSON at position 3\"}}"},
+      {"0: -x\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"No number after minus sign in JSON at "
+       "position 2\"}}"},
+      {"0: 1.e\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unterminated fractional number in JSON at "
+       "position 3\"}}"},
+      {"0: 1e+\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Exponent part is missing a number in JSON at "
+       "position 4\"}}"},
+      {"0: 01\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected number in JSON at position 2\"}}"},
+      {"0: -\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"No number after minus sign in JSON at "
+       "position 2\"}}"},
+      {"0: [\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
+      {"0: {\"a\"\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ':' after property name in JSON at "
+       "position 5\"}}"},
+      {"0: {\"a\":\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected end of JSON input\"}}"},
+      {"0: {\"a\":1\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after property value in "
+       "JSON at position 7\"}}"},
+      {"0: {\"a\":1 \"b\"}\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Expected ',' or '}' after property value in "
+       "JSON at position 8\"}}"},
+      {"0: [\"\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "aaaaaaa\",xzzzzzzzzzzzzzzzzzzzzzz]\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', "
+       "...\\\"\\ude00aaaaaaa\\\",xzzzzzzzzz\\\"... is not valid JSON\"}}"},
+      {"0: [\"\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "aaaaaaaa\",xzzzzzzzzzzzzzzzzzzzzz]\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', "
+       "...\\\"aaaaaaaa\\\",xzzzzzzzzz\\\"... is not valid JSON\"}}"},
+      {"0: [\"\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "aaaaaa\",xzzzzzzzzzzzzzzzzzzzzz]\x0a"
+       "",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token 'x', ...\\\"\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "aaaaaa\\\",xzzzzzzzzz\\\"... is not valid JSON\"}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     /* the bodies hold NULs: their length is up to the row's LF */
@@ -199,8 +373,9 @@ static void expect_batched_as_alone(const char *in, bool batches) {
   char *da = ts_dump(whole), *db = ts_dump(bytes);
   if (!a->code) cr_expect(da && db && strcmp(da, db) == 0, "%s:\n%s\nalone:\n%s", in, da, db);
   cr_expect_eq(bytes->batched_rows, 0);
-  if (batches) cr_expect(whole->batched_rows >= 3, "%s: %llu rows batched", in,
-                         (unsigned long long)whole->batched_rows);
+  if (batches)
+    cr_expect(whole->batched_rows >= 3, "%s: %llu rows batched", in,
+              (unsigned long long)whole->batched_rows);
   else cr_expect_eq(whole->batched_rows, 0, "%s", in);
   rsc_free(da);
   rsc_free(db);
@@ -212,22 +387,25 @@ Test(batch, runs_of_rows_decode_as_rows_alone) {
   /* Whether the run's rows still go through it: a byte that stage 1
    * refuses (bad UTF-8, a line feed inside a string) stops the whole run,
    * and its rows are parsed alone. */
-  static const struct { const char *row; bool batched; } middle[] = {
-      {"", true},                                      /* nothing odd        */
-      {"5:[\"abc]\n", false},                          /* an unclosed string */
-      {"5:[1] 2\n", true},                             /* a second value     */
-      {"5:[1]#\n", true},                              /* the separator byte */
-      {"5:[1,\n6:[2]]\n", true},                       /* a value over 2 rows */
+  static const struct {
+    const char *row;
+    bool batched;
+  } middle[] = {
+      {"", true},                /* nothing odd        */
+      {"5:[\"abc]\n", false},    /* an unclosed string */
+      {"5:[1] 2\n", true},       /* a second value     */
+      {"5:[1]#\n", true},        /* the separator byte */
+      {"5:[1,\n6:[2]]\n", true}, /* a value over 2 rows */
       {"5:{\"a\":\n6:{\"b\":1}}\n", true},
-      {"5:[\"\xff\"]\n", false},                        /* bad UTF-8: U+FFFD  */
-      {"5:[123456789012345678901234567890]\n", true},  /* past 2^64          */
-      {"5:[\"\\ud800\"]\n", true},                     /* a lone surrogate   */
+      {"5:[\"\xff\"]\n", false},                      /* bad UTF-8: U+FFFD  */
+      {"5:[123456789012345678901234567890]\n", true}, /* past 2^64          */
+      {"5:[\"\\ud800\"]\n", true},                    /* a lone surrogate   */
       {"5:[1e400]\n", true},
       {"5:[\n", true},
-      {"5:[ 1 , 2 ]   \r\n6:{}\r\n", true},            /* spaces, CRLF       */
-      {"5:T3,a\"b6:[\"t\"]\n", true},                  /* text with a quote  */
-      {"5:I[\"m\",[],\"\"]\n", true},                  /* a tagged JSON row  */
-      {"5:\"s\"\n6:5\n", true},                        /* rows not batched   */
+      {"5:[ 1 , 2 ]   \r\n6:{}\r\n", true}, /* spaces, CRLF       */
+      {"5:T3,a\"b6:[\"t\"]\n", true},       /* text with a quote  */
+      {"5:I[\"m\",[],\"\"]\n", true},       /* a tagged JSON row  */
+      {"5:\"s\"\n6:5\n", true},             /* rows not batched   */
   };
   for (size_t i = 0; i < sizeof middle / sizeof *middle; i++) {
     char in[1024];

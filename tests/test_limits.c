@@ -327,7 +327,8 @@ Test(limits, big_rows_fill_their_string_region) {
     const rsc_node *root = rsc_chunk_value(rsc_decoder_root(d));
     cr_assert_eq(rsc_node_len(root), n, "shape %zu", s);
     cr_expect_str_eq(rsc_node_string(rsc_node_at(root, 0), NULL), shapes[s].first, "shape %zu", s);
-    cr_expect_str_eq(rsc_node_string(rsc_node_at(root, n - 1), NULL), shapes[s].first, "shape %zu", s);
+    cr_expect_str_eq(rsc_node_string(rsc_node_at(root, n - 1), NULL), shapes[s].first, "shape %zu",
+                     s);
     rsc_decoder_free(d);
     free(row);
   }
@@ -335,7 +336,8 @@ Test(limits, big_rows_fill_their_string_region) {
   size_t n = 20000, o = 0;
   char *row = malloc(16 + n * 16);
   o += (size_t)sprintf(row, "0:{");
-  for (size_t i = 0; i < n; i++) o += (size_t)sprintf(row + o, "%s\"%zx\":\"\"", i ? "," : "", i + 0x10000);
+  for (size_t i = 0; i < n; i++)
+    o += (size_t)sprintf(row + o, "%s\"%zx\":\"\"", i ? "," : "", i + 0x10000);
   o += (size_t)sprintf(row + o, "}\n");
   rsc_decoder *d = rsc_decode(row, o, NULL, NULL);
   cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);

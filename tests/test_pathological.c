@@ -18,16 +18,16 @@
 #include "support.h"
 
 #if defined(__SANITIZE_ADDRESS__)
-#define RSC_TEST_ASAN 1
+#  define RSC_TEST_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSC_TEST_ASAN 1
-#endif
+#  if __has_feature(address_sanitizer)
+#    define RSC_TEST_ASAN 1
+#  endif
 #endif
 #ifdef RSC_TEST_ASAN
-#define SMALL_STACK ((size_t)4 << 20)
+#  define SMALL_STACK ((size_t)4 << 20)
 #else
-#define SMALL_STACK ((size_t)1 << 20)
+#  define SMALL_STACK ((size_t)1 << 20)
 #endif
 
 /* ---- a growable buffer ---------------------------------------------------- */
@@ -96,7 +96,8 @@ static void deep(buf *b, enum shape s, size_t n, uint32_t limit, uint64_t *limit
   for (size_t i = 0; i < n; i++) {
     size_t before = b->len;
     switch (s) {
-    case ARRAYS: case FALLBACK: puts_(b, "["); break;
+    case ARRAYS:
+    case FALLBACK: puts_(b, "["); break;
     case OBJECTS: puts_(b, "{\"a\":"); break;
     case ELEMENTS: puts_(b, "[\"$\",\"div\",null,{\"children\":"); break;
     }
@@ -370,10 +371,10 @@ Test(pathological, reference_bomb_is_linear) {
 }
 
 /* The dump writes a shared value's second meeting as a ref, never a copy:
- * "leaf" is written twice (in the innermost array) whatever the depth. A ref is a JSON Pointer to the first
- * place, and here the first place of level k is k levels deep, so the
- * dump of an n-level bomb holds about n^2 pointer bytes (the format's
- * cost; the dump's own memory besides its text stays linear). */
+ * "leaf" is written twice (in the innermost array) whatever the depth. A ref is a JSON Pointer to
+ * the first place, and here the first place of level k is k levels deep, so the dump of an n-level
+ * bomb holds about n^2 pointer bytes (the format's cost; the dump's own memory besides its text
+ * stays linear). */
 Test(pathological, reference_bomb_dump_uses_refs) {
   const size_t n = 2000;
   for (int dir = 0; dir < 2; dir++) {
@@ -413,13 +414,16 @@ static char *dump_of(const char *in, size_t len, rsc_status *code) {
 Test(pathological, cycles_of_lazies_terminate) {
   rsc_status code;
   char *s = dump_of(S("0:\"$L0\"\n"), &code);
-  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
+  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\","
+                      "\"to\":\"/ok\"}}}");
   rsc_free(s);
   s = dump_of(S("0:\"$@0\"\n"), &code);
-  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
+  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+                      "\"ref\",\"to\":\"/ok\"}}}");
   rsc_free(s);
   s = dump_of(S("1:\"$L1\"\n0:\"$1\"\n"), &code);
-  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
+  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\","
+                      "\"to\":\"/ok\"}}}");
   rsc_free(s);
   s = dump_of(S("1:\"$L2\"\n2:\"$L1\"\n0:{\"a\":\"$1:x\"}\n"), &code);
   cr_expect_str_eq(s, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
@@ -435,8 +439,9 @@ Test(pathological, cycles_of_lazies_terminate) {
    * (docs/spec/CANONICAL-DUMP.md 5; the dump used to write a ref to the
    * wrapper: found by running the fuzz corpus through the Python binding). */
   s = dump_of(S("1:{\"x\":\"$L1\"}\n0:\"$L1\"\n"), &code);
-  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"x\":{\"$\":"
-                      "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/value\"}}}}}");
+  cr_expect_str_eq(
+      s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"x\":{\"$\":"
+         "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/value\"}}}}}");
   rsc_free(s);
   s = dump_of(S("1:[\"$L2\"]\n2:\"$L1\"\n0:\"$L1\"\n"), &code);
   cr_expect_str_eq(s, "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":[{\"$\":\"lazy\","
@@ -573,9 +578,11 @@ Test(pathological, paths_into_a_wide_object_are_linear) {
   const unsigned long n = 50000;
   buf b = {0};
   puts_(&b, "1:{");
-  for (unsigned long i = 0; i < n; i++) putf(&b, i ? ",\"k%lu\":" : "\"k%lu\":", i), putf(&b, "%lu", i);
+  for (unsigned long i = 0; i < n; i++)
+    putf(&b, i ? ",\"k%lu\":" : "\"k%lu\":", i), putf(&b, "%lu", i);
   puts_(&b, ",\"gone\":\"$undefined\"}\n0:[");
-  for (unsigned long i = 0; i < n; i++) putf(&b, i ? ",\"$1:k%lu\"" : "\"$1:k%lu\"", (i * 7919) % n);
+  for (unsigned long i = 0; i < n; i++)
+    putf(&b, i ? ",\"$1:k%lu\"" : "\"$1:k%lu\"", (i * 7919) % n);
   puts_(&b, "]\n");
   double t = now();
   rsc_error e;
@@ -751,8 +758,9 @@ Test(pathological, fuzz_client_ref_metadata_cycle) {
   rsc_status code;
   char *s = dump_of(S("4:I[1,[\"$4\"],\"x\"]\n0:\"$4\"\n"), &code);
   cr_expect_eq(code, RSC_OK);
-  cr_expect_str_eq(s, "{\"ok\":{\"$\":\"client_ref\",\"id\":1,\"chunks\":[{\"$\":\"client_ref\",\"id\":1,"
-                      "\"chunks\":{\"$\":\"ref\",\"to\":\"/ok/chunks\"},\"name\":\"x\"}],\"name\":\"x\"}}");
+  cr_expect_str_eq(
+      s, "{\"ok\":{\"$\":\"client_ref\",\"id\":1,\"chunks\":[{\"$\":\"client_ref\",\"id\":1,"
+         "\"chunks\":{\"$\":\"ref\",\"to\":\"/ok/chunks\"},\"name\":\"x\"}],\"name\":\"x\"}}");
   rsc_free(s);
   /* 40 levels, each sharing the next twice: 2^40 nodes as a tree. */
   buf b = {0};

@@ -35,7 +35,8 @@ typedef struct sized_case {
   size_t len;
   const char *want;
 } sized_case;
-#define SIZED(in, want) {in, sizeof(in) - 1, want}
+#define SIZED(in, want)                                                                            \
+  { in, sizeof(in) - 1, want }
 static void expect_sized_cases(const sized_case *c, size_t n, uint32_t flags) {
   for (size_t i = 0; i < n; i++) expect_dump(c[i].in, c[i].len, flags, c[i].want);
 }
@@ -45,8 +46,8 @@ static void expect_sized_cases(const sized_case *c, size_t n, uint32_t flags) {
 
 /* A payload no server writes, refused by default with RSC_ERR_BAD_VALUE at
  * the first byte of a row, whole and fed a byte at a time. */
-static void expect_refused(const char *in, size_t len, uint32_t flags, uint64_t offset,
-                           int64_t row, const char *msg) {
+static void expect_refused(const char *in, size_t len, uint32_t flags, uint64_t offset, int64_t row,
+                           const char *msg) {
   for (size_t piece = 0; piece <= 1; piece++) {
     rsc_decoder *d = ts_decode(in, len, piece, flags);
     const rsc_error *e = rsc_decoder_error(d);
@@ -63,28 +64,36 @@ static const char self_msg[] = "a row whose whole value is a reference to itself
 static const char circle_msg[] = "rows whose whole values reference each other in a circle";
 
 Test(revive, second_character_dispatch) {
-  DUMP("0:[\"$-0\",\"$-Infinity\",\"$-x\",\"$Infinity\",\"$Ixyz\",\"$NaN\",\"$Nope\",\"$undefined\",\"$uxyz\","
+  DUMP("0:[\"$-0\",\"$-Infinity\",\"$-x\",\"$Infinity\",\"$Ixyz\",\"$NaN\",\"$Nope\",\"$"
+       "undefined\",\"$uxyz\","
        "\"$Dnot-a-date\",\"$n-42\",\"$$\",\"$$$\",\"$Sfoo\"]\n",
        "{\"ok\":[{\"$\":\"-0\"},{\"$\":\"-Infinity\"},{\"$\":\"-Infinity\"},{\"$\":\"Infinity\"},"
-       "{\"$\":\"Infinity\"},{\"$\":\"NaN\"},{\"$\":\"NaN\"},{\"$\":\"undefined\"},{\"$\":\"undefined\"},"
+       "{\"$\":\"Infinity\"},{\"$\":\"NaN\"},{\"$\":\"NaN\"},{\"$\":\"undefined\"},{\"$\":"
+       "\"undefined\"},"
        "{\"$\":\"Date\",\"v\":\"not-a-date\"},{\"$\":\"bigint\",\"v\":\"-42\"},\"$\",\"$$\","
        "{\"$\":\"symbol\",\"v\":\"foo\"}]}");
 }
 
 Test(revive, bigint_reads_like_javascript) {
-  DUMP("0:[\"$n0x1F\",\"$n 12 \",\"$n\",\"$n-0\",\"$n000123\",\"$n123456789012345678901234567890\"]\n",
-       "{\"ok\":[{\"$\":\"bigint\",\"v\":\"31\"},{\"$\":\"bigint\",\"v\":\"12\"},{\"$\":\"bigint\",\"v\":\"0\"},"
+  DUMP("0:[\"$n0x1F\",\"$n 12 "
+       "\",\"$n\",\"$n-0\",\"$n000123\",\"$n123456789012345678901234567890\"]\n",
+       "{\"ok\":[{\"$\":\"bigint\",\"v\":\"31\"},{\"$\":\"bigint\",\"v\":\"12\"},{\"$\":\"bigint\","
+       "\"v\":\"0\"},"
        "{\"$\":\"bigint\",\"v\":\"0\"},{\"$\":\"bigint\",\"v\":\"123\"},"
        "{\"$\":\"bigint\",\"v\":\"123456789012345678901234567890\"}]}");
   DUMP("0:{\"x\":\"$nabc\"}\n",
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert abc to a BigInt\"}}");
   /* Signs, zeros and prefixes as node prints BigInt(text) of each; the
    * hex ones check the nine-digit groups of the base conversion. */
-  DUMP("0:[\"$n+5\",\"$n-000\",\"$n-0012\",\"$n \\u0020-7\\n\",\"$n0x3B9ACA00\",\"$n0b101\",\"$n0o777\","
+  DUMP("0:[\"$n+5\",\"$n-000\",\"$n-0012\",\"$n "
+       "\\u0020-7\\n\",\"$n0x3B9ACA00\",\"$n0b101\",\"$n0o777\","
        "\"$n0x1F0000000000000000000000001\"]\n",
-       "{\"ok\":[{\"$\":\"bigint\",\"v\":\"5\"},{\"$\":\"bigint\",\"v\":\"0\"},{\"$\":\"bigint\",\"v\":\"-12\"},"
-       "{\"$\":\"bigint\",\"v\":\"-7\"},{\"$\":\"bigint\",\"v\":\"1000000000\"},{\"$\":\"bigint\",\"v\":\"5\"},"
-       "{\"$\":\"bigint\",\"v\":\"511\"},{\"$\":\"bigint\",\"v\":\"39297168607075111446397799366657\"}]}");
+       "{\"ok\":[{\"$\":\"bigint\",\"v\":\"5\"},{\"$\":\"bigint\",\"v\":\"0\"},{\"$\":\"bigint\","
+       "\"v\":\"-12\"},"
+       "{\"$\":\"bigint\",\"v\":\"-7\"},{\"$\":\"bigint\",\"v\":\"1000000000\"},{\"$\":\"bigint\","
+       "\"v\":\"5\"},"
+       "{\"$\":\"bigint\",\"v\":\"511\"},{\"$\":\"bigint\",\"v\":"
+       "\"39297168607075111446397799366657\"}]}");
   DUMP("0:{\"x\":\"$n1_000\"}\n",
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert 1_000 to a BigInt\"}}");
   DUMP("0:{\"x\":\"$n-0x10\"}\n",
@@ -107,41 +116,280 @@ Test(revive, blob_and_form_data_parts_convert_as_javascript) {
     size_t len;
     const char *want;
   } cases[] = {
-      {"0:\"$B1\"\n1:\"abc\"\n", 16, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('bc')\"}}"},
-      {"0:\"$B1\"\n1:null\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'slice')\"}}"},
-      {"0:\"$B1\"\n1:5\n", 12, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"0:\"$B1\"\n1:{\"a\":1}\n", 18, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$\"]\n", 20, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a string\"}}"},
-      {"0:\"$B1\"\n1:[\"$\",\"a\"]\n", 20, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"0:\"$B1\"\n1:[\"$undefined\",\"a\"]\n", 29, "{\"ok\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"YQ==\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",[\"a\",null,\"$undefined\",[\"b\",1]],\"c\"]\n", 52, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"YSwsLGIsMWM=\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$D2020-01-01T00:00:00.000Z\",\"$Dnope\",\"$D2020-02-31\",\"$D+002020-01-01T10:20:30.5+05:30\"]\n", 104, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"V2VkIEphbiAwMSAyMDIwIDAwOjAwOjAwIEdNVCswMDAwIChDb29yZGluYXRlZCBVbml2ZXJzYWwgVGltZSlJbnZhbGlkIERhdGVNb24gTWFyIDAyIDIwMjAgMDA6MDA6MDAgR01UKzAwMDAgKENvb3JkaW5hdGVkIFVuaXZlcnNhbCBUaW1lKVdlZCBKYW4gMDEgMjAyMCAwNDo1MDozMCBHTVQrMDAwMCAoQ29vcmRpbmF0ZWQgVW5pdmVyc2FsIFRpbWUp\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$Q2\",\"$W3\",\"$@4\",\"$K5\",{\"toString\":1},{\"a\":\"$undefined\",\"toString\":\"$undefined\"}]\n2:[]\n3:[]\n4:1\n5:[]\n", 117, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert object to primitive value\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"a\\ud800b\",-0,1e21,\"$NaN\",\"$n-0042\"]\n", 52, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"Ye+/vWIwMWUrMjFOYU4tNDI=\"}}"},
-      {"0:\"$B1\"\n1:[\"ten\",\"$1\"]\n", 23, "{\"ok\":{\"$\":\"Blob\",\"type\":\"ten\",\"base64\":\"dGVuLA==\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",[\"x\",\"$1:1\"]]\n", 29, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eCw=\"}}"},
-      {"1:o3,hij0:\"$B1\"\n", 16, "{\"ok\":{\"$\":\"Blob\",\"type\":\"104\",\"base64\":\"MTA1MTA2\"}}"},
-      {"1:A2,hi0:\"$B1\"\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received an instance of ArrayBuffer\"}}"},
-      {"1:V2,hi0:\"$B1\"\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"1:g10,\x00""\x00""\x00""\x00""\x00""\x00""\xf8""?\x00""\x00""\x00""\x00""\x00""\x00""\x02""@0:\"$B1\"\n", 30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"1.5\",\"base64\":\"Mi4yNQ==\"}}"},
-      {"1:M10,\x05""\x00""\x00""\x00""\x00""\x00""\x00""\x00""\xfa""\xff""\xff""\xff""\xff""\xff""\xff""\xff""0:\"$B1\"\n", 30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"5\",\"base64\":\"LTY=\"}}"},
-      {"1:o2,hi0:\"$B2\"\n2:[\"t\",\"$1\",[\"$1\"]]\n", 35, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"aGkxMDQsMTA1\"}}"},
-      {"0:\"$B1\"\n1:d16,\x00""\x00""\x00""\x00""\x00""\x00""\xf8""?\x00""\x00""\x00""\x00""\x00""\x00""\x02""@", 30, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}"},
-      {"0:\"$B1\"\n1:\"it's a long string with many chars\"\n", 47, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"t's a long string with ma...\\\")\"}}"},
-      {"0:\"$B1\"\n1:\"xa'b\\\"c\\n\"\n", 22, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"a'b\\\\\\\"c\\\\n\\\")\"}}"},
-      {"0:\"$B1\"\n1:\"x\\ud83d\\ude00abc\"\n", 29, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('\xf0""\x9f""\x98""\x80""abc')\"}}"},
-      {"0:\"$B1\"\n1:[\"$Z2\"]\n2:E{\"digest\":\"d\"}\n", 36, "{\"ok\":{\"$\":\"Blob\",\"type\":\"error: an error occurred in the server components render. the specific message is omitted in production builds to avoid leaking sensitive details. a digest property is included on this error instance which may provide additional details about the nature of the error.\",\"base64\":\"\"}}"},
-      {"0:\"$B2\"\n2:[\"t\",\"$B1\"]\n1:[\"u\",\"zz\"]\n", 35, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eno=\"}}"},
-      {"0:\"$K1\"\n1:[[\"a\",\"$\"]]\n", 22, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a string\"}}"},
-      {"0:\"$K1\"\n1:[[\"k\",[\"x\",1]],[\"\\ud800\",2]]\n", 39, "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"x,1\"],[\"\xef""\xbf""\xbd""\",\"2\"]]}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$1:0\"]\n", 23, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"dA==\"}}"},
-      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'yy\"\n", 47, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
-      {"0:\"$B1\"\n1:\"-'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 45, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"'xxxxxxxxxxxxxxxxxxxxxxxx...\\\")\"}}"},
-      {"0:\"$B1\"\n1:\"-\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\"\n", 94, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\\ud83d...')\"}}"},
-      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 42, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxxxxx')\"}}"},
-      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 43, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
-      {"0:\"$B1\"\n1:\"-'\\u0001\\ud800\"\n", 27, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"'\\\\u0001\\\\ud800\\\")\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$0\"]\n", 21, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"bnVsbA==\"}}"},
+      {"0:\"$B1\"\n1:\"abc\"\n", 16,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string ('bc')\"}}"},
+      {"0:\"$B1\"\n1:null\n", 15,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading "
+       "'slice')\"}}"},
+      {"0:\"$B1\"\n1:5\n", 12,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:{\"a\":1}\n", 18,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$\"]\n", 20,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a "
+       "string\"}}"},
+      {"0:\"$B1\"\n1:[\"$\",\"a\"]\n", 20,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:[\"$undefined\",\"a\"]\n", 29,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"YQ==\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",[\"a\",null,\"$undefined\",[\"b\",1]],\"c\"]\n", 52,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"YSwsLGIsMWM=\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$D2020-01-01T00:00:00.000Z\",\"$Dnope\",\"$D2020-02-31\",\"$D+002020-"
+       "01-01T10:20:30.5+05:30\"]\n",
+       104,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":"
+       "\"V2VkIEphbiAwMSAyMDIwIDAwOjAwOjAwIEdNVCswMDAwIChDb29yZGluYXRlZCBVbml2ZXJzYWwgVGltZSlJbnZhb"
+       "GlkIERhdGVNb24gTWFyIDAyIDIwMjAgMDA6MDA6MDAgR01UKzAwMDAgKENvb3JkaW5hdGVkIFVuaXZlcnNhbCBUaW1l"
+       "KVdlZCBKYW4gMDEgMjAyMCAwNDo1MDozMCBHTVQrMDAwMCAoQ29vcmRpbmF0ZWQgVW5pdmVyc2FsIFRpbWUp\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$Q2\",\"$W3\",\"$@4\",\"$K5\",{\"toString\":1},{\"a\":\"$undefined\","
+       "\"toString\":\"$undefined\"}]\n2:[]\n3:[]\n4:1\n5:[]\n",
+       117,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert object to primitive value\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"a\\ud800b\",-0,1e21,\"$NaN\",\"$n-0042\"]\n", 52,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"Ye+/vWIwMWUrMjFOYU4tNDI=\"}}"},
+      {"0:\"$B1\"\n1:[\"ten\",\"$1\"]\n", 23,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"ten\",\"base64\":\"dGVuLA==\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",[\"x\",\"$1:1\"]]\n", 29,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eCw=\"}}"},
+      {"1:o3,hij0:\"$B1\"\n", 16,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"104\",\"base64\":\"MTA1MTA2\"}}"},
+      {"1:A2,hi0:\"$B1\"\n", 15,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received an instance of ArrayBuffer\"}}"},
+      {"1:V2,hi0:\"$B1\"\n", 15,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"1:g10,\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\xf8"
+       "?\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x02"
+       "@0:\"$B1\"\n",
+       30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"1.5\",\"base64\":\"Mi4yNQ==\"}}"},
+      {"1:M10,\x05"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\xfa"
+       "\xff"
+       "\xff"
+       "\xff"
+       "\xff"
+       "\xff"
+       "\xff"
+       "\xff"
+       "0:\"$B1\"\n",
+       30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"5\",\"base64\":\"LTY=\"}}"},
+      {"1:o2,hi0:\"$B2\"\n2:[\"t\",\"$1\",[\"$1\"]]\n", 35,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"aGkxMDQsMTA1\"}}"},
+      {"0:\"$B1\"\n1:d16,\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\xf8"
+       "?\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x00"
+       "\x02"
+       "@",
+       30, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}"},
+      {"0:\"$B1\"\n1:\"it's a long string with many chars\"\n", 47,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string (\\\"t's a long string with ma...\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"xa'b\\\"c\\n\"\n", 22,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string (\\\"a'b\\\\\\\"c\\\\n\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"x\\ud83d\\ude00abc\"\n", 29,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string ('\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "abc')\"}}"},
+      {"0:\"$B1\"\n1:[\"$Z2\"]\n2:E{\"digest\":\"d\"}\n", 36,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"error: an error occurred in the server components "
+       "render. the specific message is omitted in production builds to avoid leaking sensitive "
+       "details. a digest property is included on this error instance which may provide additional "
+       "details about the nature of the error.\",\"base64\":\"\"}}"},
+      {"0:\"$B2\"\n2:[\"t\",\"$B1\"]\n1:[\"u\",\"zz\"]\n", 35,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eno=\"}}"},
+      {"0:\"$K1\"\n1:[[\"a\",\"$\"]]\n", 22,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a "
+       "string\"}}"},
+      {"0:\"$K1\"\n1:[[\"k\",[\"x\",1]],[\"\\ud800\",2]]\n", 39,
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"x,1\"],[\"\xef"
+       "\xbf"
+       "\xbd"
+       "\",\"2\"]]}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$1:0\"]\n", 23,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"dA==\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'yy\"\n", 47,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
+      {"0:\"$B1\"\n1:\"-'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 45,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string (\\\"'xxxxxxxxxxxxxxxxxxxxxxxx...\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"-\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\"\n",
+       94,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string ('\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\\ud83d...')\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 42,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxxxxx')\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 43,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
+      {"0:\"$B1\"\n1:\"-'\\u0001\\ud800\"\n", 27,
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
+       "sequence. Received type string (\\\"'\\\\u0001\\\\ud800\\\")\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$0\"]\n", 21,
+       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"bnVsbA==\"}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
@@ -168,15 +416,20 @@ Test(revive, async_iterable_rows_parse_as_their_iterator_results) {
   DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\"a\"\n1:1,\"done\":true\n1:\"b\"\n1:C\"end\"\n",
        "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[\"a\"],\"end\":{\"done\":1}}}}");
   DUMP("1:x\n0:{\"it\":\"$1\"}\n1:{bad\n1:C\n",
-       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Expected property name or '}' in JSON at position 23\"}}}}}");
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\","
+       "\"message\":\"Expected property name or '}' in JSON at position 23\"}}}}}");
   DUMP("1:X\n0:{\"it\":\"$1\"}\n1:\"a\"\n1:C\n",
-       "{\"ok\":{\"it\":{\"$\":\"AsyncIterable\",\"items\":[\"a\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}}");
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterable\",\"items\":[\"a\"],\"end\":{\"done\":{\"$\":"
+       "\"undefined\"}}}}}");
   DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\"a\"},{\"z\":1\n1:C\"q\",\"done\":false\n",
-       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Unexpected non-whitespace character after JSON at position 26\"}}}}}");
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\","
+       "\"message\":\"Unexpected non-whitespace character after JSON at position 26\"}}}}}");
   DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\n1:C\n",
-       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\",\"message\":\"Unexpected token '}', ...\\\"e,\\\"value\\\":}\\\" is not valid JSON\"}}}}}");
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[],\"end\":{\"error\":{\"$\":\"Error\","
+       "\"message\":\"Unexpected token '}', ...\\\"e,\\\"value\\\":}\\\" is not valid JSON\"}}}}}");
   DUMP("1:x\n0:{\"it\":\"$1\"}\n1:\"a\"\n1:C\"q\",\"done\":false\n",
-       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[\"a\",\"q\"],\"end\":{\"done\":{\"$\":\"undefined\"}}}}}");
+       "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[\"a\",\"q\"],\"end\":{\"done\":{\"$\":"
+       "\"undefined\"}}}}}");
 }
 
 /* Each "$L" string is its own lazy object in React's client, so a Set or
@@ -185,9 +438,12 @@ Test(revive, async_iterable_rows_parse_as_their_iterator_results) {
 Test(revive, map_and_set_keep_each_lazy_string_apart) {
   DUMP("0:{\"o\":\"$W1\",\"p\":\"$Q2\"}\n1:[\"$L5\",\"$L5\",\"$3\",\"$3\"]\n3:\"$L5\"\n"
        "2:[[\"$L5\",1],[\"$3\",2],[\"$3\",3]]\n5:1\n",
-       "{\"ok\":{\"o\":{\"$\":\"Set\",\"values\":[{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},"
-       "{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\","
-       "\"value\":1}]},\"p\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},1],"
+       "{\"ok\":{\"o\":{\"$\":\"Set\",\"values\":[{\"$\":\"lazy\",\"status\":\"fulfilled\","
+       "\"value\":1},"
+       "{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},{\"$\":\"lazy\",\"status\":"
+       "\"fulfilled\","
+       "\"value\":1}]},\"p\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"lazy\",\"status\":\"fulfilled\","
+       "\"value\":1},1],"
        "[{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":1},3]]}}}");
 }
 
@@ -202,80 +458,200 @@ Test(revive, collections_of_any_model_as_javascript_builds_them) {
   static const struct {
     const char *in, *want;
   } cases[] = {
-      {"0:\"$Q1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
-      {"0:\"$W1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
-      {"0:\"$K1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'length')\"}}"},
-      {"0:\"$i1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object null is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$Q1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
-      {"0:\"$W1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
-      {"0:\"$K1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'length')\"}}"},
-      {"0:\"$Q1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value a is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"a\",\"b\"]}}"},
-      {"0:\"$K1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"b\",\"undefined\"]]}}"},
-      {"0:\"$Q1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
-      {"0:\"$W1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
-      {"0:\"$K1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value \xf0""\x9f""\x98""\x80"" is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"\xf0""\x9f""\x98""\x80""\",\"a\"]}}"},
-      {"0:\"$K1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"\xef""\xbf""\xbd""\",\"undefined\"],[\"\xef""\xbf""\xbd""\",\"undefined\"],[\"a\",\"undefined\"]]}}"},
-      {"0:\"$Q1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 1 is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[1]}}"},
-      {"0:\"$K1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"},
-      {"0:\"$Q1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value null is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[null]}}"},
-      {"0:\"$K1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading '0')\"}}"},
-      {"0:\"$i1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[null]}}"},
-      {"0:\"$Q1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value ab is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"ab\"]}}"},
-      {"0:\"$K1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"]]}}"},
-      {"0:\"$i1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"ab\"]}}"},
-      {"0:\"$Q1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value Symbol(x) is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
-      {"0:\"$K1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
-      {"0:\"$Q1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 0 is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[0]}}"},
-      {"0:\"$K1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"-0\"}]}}"},
-      {"0:\"$Q1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"},
-      {"0:\"$W1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
-      {"0:\"$K1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
-      {"0:\"$Q1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
-      {"0:\"$W1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
-      {"0:\"$K1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
-      {"0:\"$i1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
-      {"0:\"$Q1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value undefined is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"undefined\"}]}}"},
-      {"0:\"$K1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading '0')\"}}"},
-      {"0:\"$i1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"undefined\"}]}}"},
-      {"0:\"$K1\"\n1:[\"a\",\"\\ud83d\\ude00\",\"x\\ud83d\\ude00\"]\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"\xef""\xbf""\xbd""\",\"\xef""\xbf""\xbd""\"],[\"x\",\"\xef""\xbf""\xbd""\"]]}}"},
+      {"0:\"$Q1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading "
+       "'length')\"}}"},
+      {"0:\"$i1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"object null is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$Q1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
+       "'length')\"}}"},
+      {"0:\"$Q1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property "
+       "Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property "
+       "Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property "
+       "Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property "
+       "Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property "
+       "Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property "
+       "Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value a is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[\"a\",\"b\"]}}"},
+      {"0:\"$K1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"b\",\"undefined\"]]}}"},
+      {"0:\"$Q1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value \xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       " is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[\"\xf0"
+       "\x9f"
+       "\x98"
+       "\x80"
+       "\",\"a\"]}}"},
+      {"0:\"$K1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"\xef"
+       "\xbf"
+       "\xbd"
+       "\",\"undefined\"],[\"\xef"
+       "\xbf"
+       "\xbd"
+       "\",\"undefined\"],[\"a\",\"undefined\"]]}}"},
+      {"0:\"$Q1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read "
+       "property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 1 is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[1]}}"},
+      {"0:\"$K1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"},
+      {"0:\"$Q1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value null is not an entry "
+       "object\"}}"},
+      {"0:\"$W1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[null]}}"},
+      {"0:\"$K1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading "
+       "'0')\"}}"},
+      {"0:\"$i1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[null]}}"},
+      {"0:\"$Q1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value ab is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[\"ab\"]}}"},
+      {"0:\"$K1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"]]}}"},
+      {"0:\"$i1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"ab\"]}}"},
+      {"0:\"$Q1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value Symbol(x) is not an entry "
+       "object\"}}"},
+      {"0:\"$W1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 0 is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[0]}}"},
+      {"0:\"$K1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"-0\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"},
+      {"0:\"$W1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]"
+       "}}"},
+      {"0:\"$Q1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
+      {"0:\"$W1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
+      {"0:\"$K1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
+      {"0:\"$i1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value undefined is not an entry "
+       "object\"}}"},
+      {"0:\"$W1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"undefined\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
+       "'0')\"}}"},
+      {"0:\"$i1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"undefined\"}]}}"},
+      {"0:\"$K1\"\n1:[\"a\",\"\\ud83d\\ude00\",\"x\\ud83d\\ude00\"]\n",
+       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"\xef"
+       "\xbf"
+       "\xbd"
+       "\",\"\xef"
+       "\xbf"
+       "\xbd"
+       "\"],[\"x\",\"\xef"
+       "\xbf"
+       "\xbd"
+       "\"]]}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
@@ -296,13 +672,13 @@ Test(revive, server_references_as_load_server_reference_reads_them) {
   DUMP("1:{\"id\":7}\n0:[\"$h1\",{\"then\":\"$1\"}]\n", "{\"ok\":[null,{\"then\":{\"id\":7}}]}");
   DUMP("1:[2]\n0:\"$h1\"\n", "{\"ok\":null}");
   DUMP("1:{\"id\":null,\"bound\":[1]}\n0:\"$h1\"\n", "{\"ok\":null}");
-  DUMP("1:null\n0:\"$h1\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'id')\"}}");
-  DUMP("1:\"$undefined\"\n0:\"$h1\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'id')\"}}");
+  DUMP("1:null\n0:\"$h1\"\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties "
+                              "of null (reading 'id')\"}}");
+  DUMP("1:\"$undefined\"\n0:\"$h1\"\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read "
+                                        "properties of undefined (reading 'id')\"}}");
   REFUSED("1:\"$h1?2\"\n0:\"$1:\"\n", 0, 1, self_msg);
-  DUMP_LENIENT("1:\"$h1?2\"\n0:\"$1:\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'id')\"}}");
+  DUMP_LENIENT("1:\"$h1?2\"\n0:\"$1:\"\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot "
+                                           "read properties of null (reading 'id')\"}}");
 }
 
 /* A row that refers to itself while it is being revived: the reference
@@ -316,12 +692,13 @@ Test(revive, a_row_that_refers_to_itself) {
   DUMP_LENIENT("0:\"$W0\"\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}");
   DUMP_LENIENT("1:\"$Q1\"\n0:\"$1\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}");
   DUMP_LENIENT("0:\"$0\"\n", "{\"ok\":null}");
-  DUMP_LENIENT("0:\"$h0\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'id')\"}}");
+  DUMP_LENIENT("0:\"$h0\"\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties "
+                              "of null (reading 'id')\"}}");
   DUMP("0:{\"a\":\"$L0\",\"b\":\"$0:a:k\"}\n",
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
   DUMP("0:{\"a\":\"$L0\",\"b\":\"$0:a\"}\n",
-       "{\"ok\":{\"a\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}},"
+       "{\"ok\":{\"a\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/"
+       "ok\"}},"
        "\"b\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
   REFUSED("0:\"$0\"\n", 0, 0, self_msg);
   REFUSED("0:\"$Q0\"\n", 0, 0, self_msg);
@@ -351,9 +728,8 @@ Test(revive, rows_whose_whole_values_form_a_circle) {
   DUMP_LENIENT("1:\"$0\"\n0:\"$1\"\n", "{\"ok\":null}");
   DUMP_LENIENT("0:\"$1\"\n1:\"$2\"\n2:\"$0\"\n", "{\"ok\":null}");
   DUMP_LENIENT("0:\"$1\"\n1:\"$L0\"\n", "{\"ok\":null}");
-  DUMP("0:\"$1\"\n1:\"$@0\"\n",
-       "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\","
-       "\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
+  DUMP("0:\"$1\"\n1:\"$@0\"\n", "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\","
+                                "\"value\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
   /* values that hold each other are cycles servers write */
   DUMP("0:\"$1\"\n1:{\"a\":\"$0\"}\n", "{\"ok\":{\"a\":{\"$\":\"ref\",\"to\":\"/ok\"}}}");
   DUMP("1:[[\"k\",\"$0\"]]\n0:\"$Q1\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"k\",null]]}}");
@@ -367,22 +743,36 @@ Test(revive, rows_whose_whole_values_form_a_circle) {
  * these iterators as it reads an array's). */
 Test(revive, iterators_of_models_that_are_not_arrays) {
   static const sized_case cases[] = {
-      SIZED("0:\"$i1\"\n1:\"gamma\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
-      SIZED("0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",\"\xf0\x9f\x98\x80\",\"b\",\"\\ud800\"]}}"),
+      SIZED("0:\"$i1\"\n1:\"gamma\"\n",
+            "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
+      SIZED(
+          "0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
+          "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",\"\xf0\x9f\x98\x80\",\"b\",\"\\ud800\"]}}"),
       SIZED("0:\"$i1\"\n1:\"\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[]}}"),
-      SIZED("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
-      SIZED("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
-      SIZED("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
-      SIZED("1:o2,\x01\x02" "0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
-      SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff" "0:\"$i1\"\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"bigint\",\"v\":\"1\"},{\"$\":\"bigint\",\"v\":\"-1\"}]}}"),
-      SIZED("1:A2,\x01\x02" "0:\"$i1\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
+      SIZED("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n",
+            "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
+      SIZED("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n",
+            "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
+      SIZED("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n",
+            "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
+      SIZED("1:o2,\x01\x02"
+            "0:\"$i1\"\n",
+            "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
+      SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
+            "0:\"$i1\"\n",
+            "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"bigint\",\"v\":\"1\"},{\"$\":"
+            "\"bigint\",\"v\":\"-1\"}]}}"),
+      SIZED("1:A2,\x01\x02"
+            "0:\"$i1\"\n",
+            "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a "
+            "function\"}}"),
       SIZED("0:\"$i1\"\n1:\"$i2\"\n2:[1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"),
       SIZED("0:[\"$i1\",\"$1\"]\n1:\"$Q2\"\n2:[[{\"x\":1},\"$3\"]]\n3:[2]\n",
-       "{\"ok\":[{\"$\":\"Iterator\",\"items\":[[{\"x\":1},[2]]]},{\"$\":\"Map\",\"entries\":[[{\"$\":\"ref\",\"to\":\"/ok/0/items/0/0\"},{\"$\":\"ref\",\"to\":\"/ok/0/items/0/1\"}]]}]}"),
-      SIZED("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
+            "{\"ok\":[{\"$\":\"Iterator\",\"items\":[[{\"x\":1},[2]]]},{\"$\":\"Map\",\"entries\":["
+            "[{\"$\":\"ref\",\"to\":\"/ok/0/items/0/0\"},{\"$\":\"ref\",\"to\":\"/ok/0/items/0/"
+            "1\"}]]}]}"),
+      SIZED("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol."
+                                "iterator] is not a function\"}}"),
   };
   expect_sized_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
@@ -394,16 +784,19 @@ Test(revive, iterators_of_models_that_are_not_arrays) {
 Test(revive, map_and_form_data_entries_that_are_typed_arrays) {
   static const sized_case cases[] = {
       SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
-        "2:[\"text/plain\",\"$1\"]\n0:\"$K2\"\n",
-        "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"t\",\"e\"],[\"1\",\"-1\"]]}}"),
-      SIZED("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f" "2:[\"$1\"]\n0:\"$K2\"\n",
-        "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"1.5\",\"Infinity\"]]}}"),
+            "2:[\"text/plain\",\"$1\"]\n0:\"$K2\"\n",
+            "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"t\",\"e\"],[\"1\",\"-1\"]]}}"),
+      SIZED("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f"
+            "2:[\"$1\"]\n0:\"$K2\"\n",
+            "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"1.5\",\"Infinity\"]]}}"),
       SIZED("1:o3,abc2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,98]]}}"),
-      SIZED("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
-      SIZED("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00" "2:[\"$1\"]\n0:\"$Q2\"\n",
-        "{\"ok\":{\"$\":\"Map\",\"entries\":[[-1,1]]}}"),
+      SIZED("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n",
+            "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
+      SIZED("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00"
+            "2:[\"$1\"]\n0:\"$Q2\"\n",
+            "{\"ok\":{\"$\":\"Map\",\"entries\":[[-1,1]]}}"),
       SIZED("1:A2,ab2:[\"$1\"]\n0:\"$Q2\"\n",
-        "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"),
+            "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"),
   };
   expect_sized_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
@@ -415,39 +808,49 @@ Test(revive, map_and_form_data_entries_that_are_typed_arrays) {
  * key is deleted otherwise). Found by the differential check (fuzz
  * corpus); every expected dump is React 19.3.1's development client's. */
 Test(revive, development_errors_and_prototypes_of_other_values) {
-  static const struct { const char *in, *want; } cases[] = {
-      {"1:null\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'name')\"}}"},
+  static const struct {
+    const char *in, *want;
+  } cases[] = {
+      {"1:null\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read "
+                                      "properties of null (reading 'name')\"}}"},
       {"0:{\"e\":\"$Z1\"}\n1:\"$undefined\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'name')\"}}"},
-      {"1:5\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 5\"}}"},
-      {"1:\"abc\"\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in abc\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
+       "'name')\"}}"},
+      {"1:5\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' "
+                                   "operator to search for 'cause' in 5\"}}"},
+      {"1:\"abc\"\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use "
+                                         "'in' operator to search for 'cause' in abc\"}}"},
       {"1:\"$Sfoo\"\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in Symbol(foo)\"}}"},
-      {"1:1.5e300\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 1.5e+300\"}}"},
-      {"1:\"$n12\"\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 12\"}}"},
-      {":{\"\":\"$Z0-:\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'name')\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for "
+       "'cause' in Symbol(foo)\"}}"},
+      {"1:1.5e300\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use "
+                                         "'in' operator to search for 'cause' in 1.5e+300\"}}"},
+      {"1:\"$n12\"\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use "
+                                          "'in' operator to search for 'cause' in 12\"}}"},
+      {":{\"\":\"$Z0-:\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties "
+                              "of null (reading 'name')\"}}"},
       {"1:{\"message\":\"m\",\"stack\":[],\"env\":\"Server\"}\n0:{\"e\":\"$Z1\"}\n",
        "{\"ok\":{\"e\":{\"$\":\"Error\",\"message\":\"m\"}}}"},
       {"1:[]\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: undefined\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
+       "null: undefined\"}}"},
       {"1:{\"prototype\":\"xy\"}\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: xy\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
+       "null: xy\"}}"},
       {"1:{\"prototype\":true}\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: true\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
+       "null: true\"}}"},
       {"1:\"$Sx\"\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: undefined\"}}"},
-      {"1:null\n0:[\"$P1\"]\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'prototype')\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
+       "null: undefined\"}}"},
+      {"1:null\n0:[\"$P1\"]\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read "
+                                "properties of null (reading 'prototype')\"}}"},
       {"1:\"$undefined\"\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'prototype')\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
+       "'prototype')\"}}"},
       {"1:{\"prototype\":null}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n", "{\"ok\":{\"a\":{\"b\":2}}}"},
-      {"1:{\"prototype\":{\"q\":1}}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n", "{\"ok\":{\"a\":{\"b\":2}}}"},
+      {"1:{\"prototype\":{\"q\":1}}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n",
+       "{\"ok\":{\"a\":{\"b\":2}}}"},
       {"1:{\"prototype\":[1,2]}\n0:{\"a\":{\"\":\"$P1\"}}\n", "{\"ok\":{\"a\":{}}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -461,13 +864,15 @@ Test(revive, omitted_value_as_a_whole_row) {
   DUMP_DEV(":\"$Y\"\n", "{\"ok\":null}");
   DUMP_DEV("1:\"$Y\"\n0:{\"a\":\"$1\",\"b\":\"$L1\"}\n",
            "{\"ok\":{\"a\":null,\"b\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":null}}}");
-  DUMP_DEV("0:[\"$Y\"]\n",
-           "{\"ok\":[\"This object has been omitted by React in the console log to avoid sending too "
-           "much data from the server. Try logging smaller or more specific objects.\"]}");
+  DUMP_DEV(
+      "0:[\"$Y\"]\n",
+      "{\"ok\":[\"This object has been omitted by React in the console log to avoid sending too "
+      "much data from the server. Try logging smaller or more specific objects.\"]}");
 }
 
 Test(revive, element_tuples) {
-  DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
+  DUMP("0:[\"$\",\"div\"]\n", "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":{\"$\":"
+                              "\"undefined\"},\"props\":{\"$\":\"undefined\"}}}");
   DUMP("0:[\"$\",\"div\",\"k\",{\"a\":1},null,null,2,\"extra\"]\n",
        "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":\"k\",\"props\":{\"a\":1}}}");
   DUMP("0:[0,\"$\"]\n", "{\"ok\":[0,{\"$\":\"symbol\",\"v\":\"react.transitional.element\"}]}");
@@ -487,42 +892,56 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
   } cases[] = {
       {"0:[[\"$\"],[\"$\",\"a\"],[\"$\",\"a\",\"b\"],[\"$\",\"$\"],[\"$\",\"$$\"]]\n",
        "{\"ok\":[{\"$\":\"element\",\"type\":{\"$\":\"undefined\"},\"key\":{\"$\":\"undefined\"},"
-       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":{\"$\":\"undefined\"},"
-       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":\"b\",\"props\":{\"$\":"
-       "\"undefined\"}},{\"$\":\"element\",\"type\":{\"$\":\"symbol\",\"v\":\"react.transitional.element\"},"
-       "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"$\","
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":{\"$\":"
+       "\"undefined\"},"
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":\"b\",\"props\":"
+       "{\"$\":"
+       "\"undefined\"}},{\"$\":\"element\",\"type\":{\"$\":\"symbol\",\"v\":\"react.transitional."
+       "element\"},"
+       "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":"
+       "\"$\","
        "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}]}"},
       /* shared through references and paths, nested */
       {"0:{\"a\":\"$1\",\"b\":\"$1\",\"t\":\"$1:type\",\"c\":\"$1:props:children\"}\n"
        "1:[\"$\",\"div\",null,{\"children\":[\"$\",\"b\",\"k\",{}]}]\n",
-       "{\"ok\":{\"a\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":"
-       "\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{}}}},\"b\":{\"$\":\"ref\",\"to\":\"/ok/a\"},"
+       "{\"ok\":{\"a\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{"
+       "\"$\":"
+       "\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{}}}},\"b\":{\"$\":\"ref\",\"to\":\"/ok/"
+       "a\"},"
        "\"t\":\"div\",\"c\":{\"$\":\"ref\",\"to\":\"/ok/a/props/children\"}}}"},
       /* a "__proto__" key is the walk's to delete */
       {"0:[\"$\",\"div\",null,{\"__proto__\":{\"x\":1},\"y\":2}]\n",
        "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"y\":2}}}"},
       /* inside what the walk revives: a lazy, a promise */
       {"0:[\"$\",\"div\",null,{\"children\":\"$L1\"}]\n1:[\"$\",\"span\",null,{}]\n",
-       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":\"lazy\","
-       "\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"span\",\"key\":null,\"props\":{}}}}}}"},
+       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":"
+       "\"lazy\","
+       "\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"span\",\"key\":null,"
+       "\"props\":{}}}}}}"},
       {"0:\"$@1\"\n1:[\"$\",\"x\",null,{\"a\":[\"$\",\"y\",null,{}]}]\n",
-       "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"x\","
-       "\"key\":null,\"props\":{\"a\":{\"$\":\"element\",\"type\":\"y\",\"key\":null,\"props\":{}}}}}}"},
+       "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+       "\"x\","
+       "\"key\":null,\"props\":{\"a\":{\"$\":\"element\",\"type\":\"y\",\"key\":null,\"props\":{}}}"
+       "}}}"},
       /* a module row's metadata is revived by the walk (an element here:
        * no id, no chunks, no name, and not async) */
       {"1:I[\"$\",[],\"x\"]\n0:\"$L1\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":{\"$\":"
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":{"
+       "\"$\":"
        "\"undefined\"},\"chunks\":{\"$\":\"undefined\"},\"name\":{\"$\":\"undefined\"}}}}"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_dump_both(cases[i].in, cases[i].want);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump_both(cases[i].in, cases[i].want);
   /* The JSON stage itself: an element for a model row, an array otherwise
    * (other rows are not revived, or take the walk), and an array when
    * anything else in the tuple needs the walk. */
   rsc_decoder *d = rsc_decoder_new(NULL);
-  const char *row = "[\"$\",\"div\",null,{\"a\":[\"$\",\"b\",null,{}],\"r\":[\"$\",\"c\",\"$1\",{}]}]";
+  const char *row =
+      "[\"$\",\"div\",null,{\"a\":[\"$\",\"b\",null,{}],\"r\":[\"$\",\"c\",\"$1\",{}]}]";
   rsc_node n;
   const char *msg;
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true, &n, &msg),
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true,
+                               &n, &msg),
                JSON_OK);
   cr_expect_eq(n.kind, RSC_ARRAY, "a tuple holding one that needs the walk");
   cr_expect_eq(n.sub, ARR_NO_MARKER, "a model row's tuple has no marker slot");
@@ -531,10 +950,12 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
   cr_expect_eq(rsc_object_get(props, "a", 1)->kind, RSC_ELEMENT);
   cr_expect_eq(rsc_object_get(props, "r", 1)->kind, RSC_ARRAY);
   cr_expect(n.flags & NF_WALK);
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, false, &n, &msg),
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, false,
+                               &n, &msg),
                JSON_OK);
   cr_expect_eq(n.sub, 0, "not a model row: the marker keeps its slot");
-  cr_expect(rsc__is_marker(&n.u.items[0]) || (n.u.items[0].kind == RSC_STRING && n.u.items[0].len == 1));
+  cr_expect(rsc__is_marker(&n.u.items[0]) ||
+            (n.u.items[0].kind == RSC_STRING && n.u.items[0].len == 1));
   cr_expect_eq(rsc_object_get(&n.u.items[3], "a", 1)->kind, RSC_ARRAY, "not a model row");
   rsc_decoder_free(d);
 }
@@ -551,23 +972,30 @@ Test(revive, tuples_without_their_marker_slot) {
       /* late props, a client type and a late prop, a late key (it fills
        * the tuple, not the element) */
       {"0:[\"$\",\"div\",null,\"$1\"]\n1:{\"a\":1}\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+       "\"div\","
        "\"key\":null,\"props\":{\"a\":1}}}}"},
       {"0:[\"$\",\"$L1\",null,{\"x\":\"$2\"}]\n1:I[\"m\",[],\"B\"]\n2:\"late\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$\":"
-       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":[],"
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$"
+       "\":"
+       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":["
+       "],"
        "\"name\":\"B\"}},\"key\":null,\"props\":{\"x\":\"late\"}}}}"},
-      {"0:[\"$\",\"div\",\"$1\",{}]\n1:\"k\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
-       "\"key\":null,\"props\":{}}}}"},
+      {"0:[\"$\",\"div\",\"$1\",{}]\n1:\"k\"\n", "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
+                                                 "\"value\":{\"$\":\"element\",\"type\":\"div\","
+                                                 "\"key\":null,\"props\":{}}}}"},
       /* paths into an element, through its props, to a tuple index, to a
        * marker */
-      {"0:{\"t\":\"$1:type\",\"p\":\"$1:props:x\",\"e\":\"$1\"}\n1:[\"$\",\"div\",null,{\"x\":\"$2\"}]\n"
+      {"0:{\"t\":\"$1:type\",\"p\":\"$1:props:x\",\"e\":\"$1\"}\n1:[\"$\",\"div\",null,{\"x\":\"$"
+       "2\"}]\n"
        "2:[1,2]\n",
-       "{\"ok\":{\"t\":\"div\",\"p\":[1,2],\"e\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
-       "\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"x\":{\"$\":\"ref\",\"to\":\"/ok/p\"}}}}}}"},
+       "{\"ok\":{\"t\":\"div\",\"p\":[1,2],\"e\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
+       "\"value\":{\"$\":"
+       "\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"x\":{\"$\":\"ref\",\"to\":\"/ok/"
+       "p\"}}}}}}"},
       {"0:[\"$\",\"div\",null,{\"c\":\"$0:props:d:1\",\"d\":[\"a\",\"b\"]}]\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+       "\"div\","
        "\"key\":null,\"props\":{\"c\":\"b\",\"d\":[\"a\",\"b\"]}}}}"},
       {"0:[\"$\",\"div\",null,{\"c\":\"$0:1\"}]\n",
        "{\"ok\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":\"Error\",\"message\":"
@@ -576,35 +1004,47 @@ Test(revive, tuples_without_their_marker_slot) {
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}"},
       /* a tuple as a type; tuples of one and two slots */
       {"0:[\"$\",[\"$\",\"x\",\"$1\",{}],null,{}]\n1:\"k\"\n",
-       "{\"ok\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "{\"ok\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$"
+       "\":"
        "\"element\",\"type\":\"x\",\"key\":null,\"props\":{}}},\"key\":null,\"props\":{}}}"},
       {"0:[[\"$\"],[\"$\",\"$1\"],[\"$\",\"$1\",\"$1\"]]\n1:\"a\"\n",
        "{\"ok\":[{\"$\":\"element\",\"type\":{\"$\":\"undefined\"},\"key\":{\"$\":\"undefined\"},"
        "\"props\":{\"$\":\"undefined\"}},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
-       "\"element\",\"type\":null,\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}},{\"$\":"
+       "\"element\",\"type\":null,\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}},{"
+       "\"$\":"
        "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":null,\"key\":null,"
        "\"props\":{\"$\":\"undefined\"}}}]}"},
       /* inside a blocked element, a tuple's marker opens its own scope:
        * it blocks, errors or fills its key on its own */
-      {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n2:\"x\"\n1:\"y\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
-       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+      {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n2:"
+       "\"x\"\n1:\"y\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+       "\"div\","
+       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
+       "\"value\":{\"$\":"
        "\"element\",\"type\":\"span\",\"key\":null,\"props\":{\"b\":\"x\"}}}}}}}"},
       {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",\"$2\",{}]}]\n1:\"y\"\n2:\"k\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
-       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+       "\"div\","
+       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
+       "\"value\":{\"$\":"
        "\"element\",\"type\":\"span\",\"key\":null,\"props\":{}}}}}}}"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_dump_both(cases[i].in, cases[i].want);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump_both(cases[i].in, cases[i].want);
   /* an error in it: the clients word it apart */
   static const char errored[] =
       "0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n1:\"y\"\n"
       "2:E{\"digest\":\"d\"}\n";
   static const char errored_want[] =
-      "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
-      "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":"
-      "\"Error\",\"message\":\"An error occurred in the Server Components render. The specific message is "
-      "omitted in production builds to avoid leaking sensitive details. A digest property is included on "
+      "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+      "\"div\","
+      "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"rejected\","
+      "\"reason\":{\"$\":"
+      "\"Error\",\"message\":\"An error occurred in the Server Components render. The specific "
+      "message is "
+      "omitted in production builds to avoid leaking sensitive details. A digest property is "
+      "included on "
       "this error instance which may provide additional details about the nature of the error.\","
       "\"digest\":\"d\"}}}}}}";
   expect_dump(errored, sizeof errored - 1, 0, errored_want);
@@ -631,17 +1071,19 @@ Test(revive, arrived_values_are_placed_while_parsing) {
        "\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/0\"}}]}"},
       /* a model row read already, plain: the same object */
       {"0:[\"$1\",\"$L2\"]\n1:{\"x\":1}\n2:[\"$1\",\"$1\"]\n",
-       "{\"ok\":[{\"x\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":[{\"$\":\"ref\",\"to\":"
+       "{\"ok\":[{\"x\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":[{\"$\":\"ref\","
+       "\"to\":"
        "\"/ok/0\"},{\"$\":\"ref\",\"to\":\"/ok/0\"}]}]}"},
       /* ids parseInt reads that the fast path leaves to the walk */
-      {"1a:T1,x0:[\"$1A\",\"$01a\",\"$1a\"]\n",
-       "{\"ok\":[\"x\",\"x\",\"x\"]}"},
+      {"1a:T1,x0:[\"$1A\",\"$01a\",\"$1a\"]\n", "{\"ok\":[\"x\",\"x\",\"x\"]}"},
       /* not arrived yet: a forward reference waits (the element blocks) */
       {"0:[\"$\",\"p\",null,{\"children\":\"$1\"}]\n1:T1,z",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"p\","
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
+       "\"p\","
        "\"key\":null,\"props\":{\"children\":\"z\"}}}}"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_dump_both(cases[i].in, cases[i].want);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    expect_dump_both(cases[i].in, cases[i].want);
   /* A value read already that holds a lazy is the walk's: the walk notes
    * that the row reaches it, and the read-through at finish reads it. Here
    * chunk 1 is read by the consumer, and the root reaches it through 3. */
@@ -663,19 +1105,22 @@ Test(revive, arrived_values_are_placed_while_parsing) {
   const char *one = "[\"$\",\"p\",null,{\"children\":\"$1\"}]";
   rsc_node n;
   const char *msg;
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, true, &n, &msg),
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, true,
+                               &n, &msg),
                JSON_OK);
   cr_assert_eq(n.kind, RSC_ELEMENT, "the text placed: nothing left to revive");
   const rsc_node *child = rsc_object_get(&n.u.el->props, "children", 8);
   cr_expect_eq(child->kind, RSC_STRING);
   cr_expect(child->len == 3 && memcmp(child->u.str, "abc", 3) == 0);
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true, &n, &msg),
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)row, strlen(row), false, true,
+                               &n, &msg),
                JSON_OK);
   cr_expect_eq(n.kind, RSC_ARRAY, "$2 has not arrived: the walk's");
   cr_expect_eq(n.sub, ARR_NO_MARKER);
   cr_expect_eq(rsc_object_get(&n.u.items[2], "children", 8)->kind, RSC_STRING);
   cr_expect_eq(rsc_object_get(&n.u.items[2], "later", 5)->flags & NF_DOLLAR, NF_DOLLAR);
-  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, false, &n, &msg),
+  cr_assert_eq(rsc__json_parse((rsc_json *)d->json, (const uint8_t *)one, strlen(one), false, false,
+                               &n, &msg),
                JSON_OK);
   cr_expect_eq(rsc_object_get(&n.u.items[3], "children", 8)->flags & NF_DOLLAR, NF_DOLLAR,
                "not a model row: left as it is");
@@ -684,14 +1129,21 @@ Test(revive, arrived_values_are_placed_while_parsing) {
 
 Test(revive, blocked_and_errored_elements_become_lazies) {
   DUMP("0:{\"el\":[\"$\",\"div\",null,{\"children\":\"$1\"}],\"n\":1}\n1:E{\"digest\":\"d\"}\n",
-       "{\"ok\":{\"el\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":\"Error\",\"message\":"
-       "\"An error occurred in the Server Components render. The specific message is omitted in production "
-       "builds to avoid leaking sensitive details. A digest property is included on this error instance "
-       "which may provide additional details about the nature of the error.\",\"digest\":\"d\"}},\"n\":1}}");
+       "{\"ok\":{\"el\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":\"Error\","
+       "\"message\":"
+       "\"An error occurred in the Server Components render. The specific message is omitted in "
+       "production "
+       "builds to avoid leaking sensitive details. A digest property is included on this error "
+       "instance "
+       "which may provide additional details about the nature of the "
+       "error.\",\"digest\":\"d\"}},\"n\":1}}");
   DUMP("0:[\"$\",\"$L1\",null,{\"prop\":{\"obj\":\"$0:props:prop\"}}]\n1:I[\"m\",[],\"B\"]\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\","
-       "\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":[],\"name\":\"B\"}},"
-       "\"key\":null,\"props\":{\"prop\":{\"obj\":{\"$\":\"ref\",\"to\":\"/ok/value/props/prop\"}}}}}}");
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$"
+       "\":\"lazy\","
+       "\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":[],"
+       "\"name\":\"B\"}},"
+       "\"key\":null,\"props\":{\"prop\":{\"obj\":{\"$\":\"ref\",\"to\":\"/ok/value/props/"
+       "prop\"}}}}}}");
 }
 
 Test(revive, paths_only_step_into_own_members) {
@@ -743,31 +1195,32 @@ Test(revive, paths_sharing_a_prefix_read_like_paths_walked_whole) {
       "11:{\"a\":{\"b\":{\"x\":8}}}\n"
       "0:[\"$1:a:b:x\",\"$1:a:b:y\",\"$1:a:b:z:w\",\"$1:a:b\",\"$1:a:bb:1\",\"$1:a:bb:length\","
       "\"$11:a:b:x\",\"$1:a:b:x\",\"$1:a\",\"$1:a:b:y\",\"$1:a:bb:0\"]\n",
-      "{\"ok\":[1,2,3,{\"x\":1,\"y\":2,\"z\":{\"w\":3}},6,2,8,1,{\"b\":{\"$\":\"ref\",\"to\":\"/ok/3\"},"
+      "{\"ok\":[1,2,3,{\"x\":1,\"y\":2,\"z\":{\"w\":3}},6,2,8,1,{\"b\":{\"$\":\"ref\",\"to\":\"/ok/"
+      "3\"},"
       "\"bb\":[5,6],\"b:\":7},2,5]}");
   /* A path that fails after others with its prefix succeeded. */
   expect_paths_agree("1:{\"a\":{\"b\":{\"x\":1}}}\n0:[\"$1:a:b:x\",\"$1:a:b:q\"]\n",
                      "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}");
   /* Paths back into the row itself wait for it (React's self references),
    * through the lazy of the element they block, then resume from the memo. */
-  expect_paths_agree(
-      "0:[\"$\",\"$L1\",null,{\"users\":[{\"id\":1},{\"id\":2},{\"id\":3}],"
-      "\"posts\":[{\"by\":\"$0:props:users:1\"},{\"by\":\"$0:props:users:0\"},"
-      "{\"by\":\"$0:props:users:2:id\"},{\"by\":\"$0:props:users:1\"},{\"n\":\"$0:props:users:length\"}]}]\n"
-      "1:I[\"m\",[],\"B\"]\n",
-      NULL);
+  expect_paths_agree("0:[\"$\",\"$L1\",null,{\"users\":[{\"id\":1},{\"id\":2},{\"id\":3}],"
+                     "\"posts\":[{\"by\":\"$0:props:users:1\"},{\"by\":\"$0:props:users:0\"},"
+                     "{\"by\":\"$0:props:users:2:id\"},{\"by\":\"$0:props:users:1\"},{\"n\":\"$0:"
+                     "props:users:length\"}]}]\n"
+                     "1:I[\"m\",[],\"B\"]\n",
+                     NULL);
   /* Element steps: props, type, key, ref and $$typeof (made on the spot). */
-  expect_paths_agree(
-      "0:[[\"$\",\"b\",\"k\",{\"x\":1,\"y\":[2]}],\"$0:0:props:x\",\"$0:0:props:y:0\",\"$0:0:type\","
-      "\"$0:0:key\",\"$0:0:ref\",\"$0:0:props:x\"]\n",
-      "{\"ok\":[{\"$\":\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{\"x\":1,\"y\":[2]}},1,2,\"b\","
-      "\"k\",null,1]}");
+  expect_paths_agree("0:[[\"$\",\"b\",\"k\",{\"x\":1,\"y\":[2]}],\"$0:0:props:x\",\"$0:0:props:y:"
+                     "0\",\"$0:0:type\","
+                     "\"$0:0:key\",\"$0:0:ref\",\"$0:0:props:x\"]\n",
+                     "{\"ok\":[{\"$\":\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{\"x\":1,"
+                     "\"y\":[2]}},1,2,\"b\","
+                     "\"k\",null,1]}");
   /* A slot on the memo's way filled in between: a reference that waited on
    * a later row, then paths through it. */
-  expect_paths_agree(
-      "0:{\"a\":{\"b\":\"$2\"},\"p\":\"$0:a:b:x\",\"q\":\"$0:a:b:y\"}\n"
-      "2:{\"x\":1,\"y\":2}\n",
-      NULL);
+  expect_paths_agree("0:{\"a\":{\"b\":\"$2\"},\"p\":\"$0:a:b:x\",\"q\":\"$0:a:b:y\"}\n"
+                     "2:{\"x\":1,\"y\":2}\n",
+                     NULL);
   expect_paths_agree(
       "2:{\"x\":{\"v\":1},\"y\":{\"v\":2}}\n"
       "0:{\"a\":{\"b\":\"$L2\"},\"p\":\"$0:a:b:x\",\"q\":\"$0:a:b:y:v\",\"r\":\"$0:a:b:x:v\"}\n",
@@ -775,7 +1228,7 @@ Test(revive, paths_sharing_a_prefix_read_like_paths_walked_whole) {
 }
 
 /* A path over the keys k[0, n): the keys but the last in k, the last apart. */
-#define P(keys, count) (&(rsc_path){(keys), (keys)[(count) - 1].s, (keys)[(count) - 1].n, (count)})
+#define P(keys, count) (&(rsc_path){(keys), (keys)[(count)-1].s, (keys)[(count)-1].n, (count)})
 
 /* The memo's own checks, which payloads hardly reach (slots on a path rarely
  * change once a walk could pass them): {"a":{"b":[10, lazy]}}, the memo
@@ -838,26 +1291,34 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
 }
 
 Test(revive, collections) {
-  DUMP("1:[[\"a\",1],[\"a\",2],[{\"k\":1},3]]\n2:[1,1,\"1\"]\n0:{\"m\":\"$Q1\",\"s\":\"$W2\",\"f\":\"$K1\"}\n",
-       "{\"ok\":{\"m\":{\"$\":\"Map\",\"entries\":[[\"a\",2],[{\"k\":1},3]]},\"s\":{\"$\":\"Set\",\"values\":[1,\"1\"]},"
-       "\"f\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"1\"],[\"a\",\"2\"],[\"[object Object]\",\"3\"]]}}}");
+  DUMP("1:[[\"a\",1],[\"a\",2],[{\"k\":1},3]]\n2:[1,1,\"1\"]\n0:{\"m\":\"$Q1\",\"s\":\"$W2\",\"f\":"
+       "\"$K1\"}\n",
+       "{\"ok\":{\"m\":{\"$\":\"Map\",\"entries\":[[\"a\",2],[{\"k\":1},3]]},\"s\":{\"$\":\"Set\","
+       "\"values\":[1,\"1\"]},"
+       "\"f\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"1\"],[\"a\",\"2\"],[\"[object "
+       "Object]\",\"3\"]]}}}");
   DUMP("1:[\"A\",\"B\"]\n0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"A\",\"B\"]}}");
 }
 
 Test(revive, temporary_references) {
-  DUMP("0:\"$T0:a\"\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Missing a temporary reference set but the "
-                        "RSC response returned a temporary reference. Pass a temporaryReference option with "
-                        "the set that was used with the reply.\"}}");
-  expect_dump("0:\"$T0:a\"\n", 10, RSC_OPT_TEMP_REFS, "{\"ok\":{\"$\":\"temporary_ref\",\"v\":\"0:a\"}}");
+  DUMP("0:\"$T0:a\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Missing a temporary reference set but the "
+       "RSC response returned a temporary reference. Pass a temporaryReference option with "
+       "the set that was used with the reply.\"}}");
+  expect_dump("0:\"$T0:a\"\n", 10, RSC_OPT_TEMP_REFS,
+              "{\"ok\":{\"$\":\"temporary_ref\",\"v\":\"0:a\"}}");
 }
 
 Test(revive, development_forms) {
   DUMP_DEV("0:{\"x\":\"$Efunction f(){}\",\"y\":\"$E(function g(){})\",\"z\":\"$Y\"}\n",
-           "{\"ok\":{\"y\":{\"$\":\"function\",\"source\":\"(function g(){})\"},\"z\":\"This object has been "
-           "omitted by React in the console log to avoid sending too much data from the server. Try logging "
+           "{\"ok\":{\"y\":{\"$\":\"function\",\"source\":\"(function g(){})\"},\"z\":\"This "
+           "object has been "
+           "omitted by React in the console log to avoid sending too much data from the server. "
+           "Try logging "
            "smaller or more specific objects.\"}}");
-  DUMP_DEV("1:{\"name\":\"TypeError\",\"message\":\"bad\",\"stack\":[],\"env\":\"Server\"}\n0:\"$Z1\"\n",
-           "{\"ok\":{\"$\":\"Error\",\"message\":\"bad\"}}");
+  DUMP_DEV(
+      "1:{\"name\":\"TypeError\",\"message\":\"bad\",\"stack\":[],\"env\":\"Server\"}\n0:\"$Z1\"\n",
+      "{\"ok\":{\"$\":\"Error\",\"message\":\"bad\"}}");
   /* a message is text, NULs included (not a C string) */
   DUMP_DEV("1:{\"message\":\"a\\u0000b\",\"stack\":[],\"env\":\"Server\"}\n0:\"$Z1\"\n",
            "{\"ok\":{\"$\":\"Error\",\"message\":\"a\\u0000b\"}}");
@@ -878,7 +1339,8 @@ Test(revive, split_text_rows_are_checked_past_their_ascii_prefix) {
     size_t tn = strlen(tail);
     /* the tail in the middle of the row, in a piece that is not its last */
     int h = snprintf(in, sizeof in, "1:T%zx,", ASCII + tn);
-    for (int k = 0; k < ASCII; k++) in[h + k + (k < ASCII / 2 ? 0 : (int)tn)] = (char)('a' + k % 26);
+    for (int k = 0; k < ASCII; k++)
+      in[h + k + (k < ASCII / 2 ? 0 : (int)tn)] = (char)('a' + k % 26);
     memcpy(in + h + ASCII / 2, tail, tn);
     int n = h + ASCII + (int)tn;
     n += snprintf(in + n, sizeof in - (size_t)n, "0:[\"$1\"]\n");
@@ -888,8 +1350,8 @@ Test(revive, split_text_rows_are_checked_past_their_ascii_prefix) {
     for (size_t piece = 1; piece <= 1024; piece = piece < 20 ? piece + 1 : piece * 2) {
       rsc_decoder *d = ts_decode(in, (size_t)n, piece, 0);
       char *got = ts_dump(d);
-      cr_expect(got && strcmp(got, want) == 0, "tail %zu, pieces of %zu:\n%s\nwhole:\n%s", t,
-                piece, got, want);
+      cr_expect(got && strcmp(got, want) == 0, "tail %zu, pieces of %zu:\n%s\nwhole:\n%s", t, piece,
+                got, want);
       rsc_free(got);
       rsc_decoder_free(d);
     }

@@ -15,8 +15,8 @@ typedef struct vec {
   char name[128], rsc[160], expected[160];
   uint32_t flags;
   bool lenient;
-  bool values; /* a value no server writes: RSC_OPT_LENIENT_VALUES */
-  size_t inspect_at; /* bytes fed before the root is first read, or SIZE_MAX */
+  bool values;                   /* a value no server writes: RSC_OPT_LENIENT_VALUES */
+  size_t inspect_at;             /* bytes fed before the root is first read, or SIZE_MAX */
   size_t chunk_cuts[8], nchunks; /* the vector's own input chunks */
 } vec;
 
@@ -30,7 +30,8 @@ static vec *load_index(size_t *n) {
     if (line[0] == '#') continue;
     char flags[64];
     vec *x = &v[count];
-    if (sscanf(line, "%127s\t%159s\t%159s\t%63s", x->name, x->rsc, x->expected, flags) != 4) continue;
+    if (sscanf(line, "%127s\t%159s\t%159s\t%63s", x->name, x->rsc, x->expected, flags) != 4)
+      continue;
     if (strstr(flags, "dev")) x->flags |= RSC_OPT_DEV;
     if (strstr(flags, "partial")) x->flags |= RSC_OPT_ALLOW_PARTIAL;
     if (strstr(flags, "lenient")) {
@@ -103,9 +104,9 @@ Test(vectors, whole_buffer_matches_expected) {
     char *exp = read_vec(v[i].expected, &elen);
     cr_assert(buf && exp, "%s: missing files", v[i].name);
     char *early = NULL;
-    char *got = outcome(ts_decode_inspect(buf, len, v[i].chunk_cuts, v[i].nchunks,
-                                          v[i].flags | RSC_OPT_TRACK_SHARED,
-                                          v[i].inspect_at, &early));
+    char *got =
+        outcome(ts_decode_inspect(buf, len, v[i].chunk_cuts, v[i].nchunks,
+                                  v[i].flags | RSC_OPT_TRACK_SHARED, v[i].inspect_at, &early));
     if (v[i].inspect_at != SIZE_MAX) {
       char rel[300];
       size_t ealen;
@@ -182,14 +183,16 @@ static void check_splits(bool one_byte, bool two_way, bool random) {
     if (one_byte) {
       size_t *ones = malloc(len * sizeof *ones);
       for (size_t k = 0; k < len; k++) ones[k] = k + 1;
-      char *got = outcome(ts_decode_inspect(buf, len, ones, len, v[i].flags, v[i].inspect_at, NULL));
+      char *got =
+          outcome(ts_decode_inspect(buf, len, ones, len, v[i].flags, v[i].inspect_at, NULL));
       free(ones);
       cr_expect_str_eq(got, whole, "%s: 1-byte feed differs", v[i].name);
       free(got);
     }
     if (two_way && len < 4096) {
       for (size_t cut = 1; cut < len; cut++) {
-        char *got = outcome(ts_decode_inspect(buf, len, &cut, 1, v[i].flags, v[i].inspect_at, NULL));
+        char *got =
+            outcome(ts_decode_inspect(buf, len, &cut, 1, v[i].flags, v[i].inspect_at, NULL));
         if (strcmp(got, whole) != 0) {
           cr_expect_str_eq(got, whole, "%s: split at %zu differs", v[i].name, cut);
           free(got);
@@ -207,7 +210,8 @@ static void check_splits(bool one_byte, bool two_way, bool random) {
           if (pos >= len) break;
           cuts[nc++] = pos;
         }
-        char *got = outcome(ts_decode_inspect(buf, len, cuts, nc, v[i].flags, v[i].inspect_at, NULL));
+        char *got =
+            outcome(ts_decode_inspect(buf, len, cuts, nc, v[i].flags, v[i].inspect_at, NULL));
         cr_expect_str_eq(got, whole, "%s: random splitting %d differs", v[i].name, r);
         free(got);
       }
@@ -259,7 +263,8 @@ Test(vectors, deliberate_differences) {
       char *exp = read_vec(outcome, &elen);
       char *got = ts_dump(d);
       const char *why = "";
-      cr_expect(got && exp && ts_json_equal(got, strlen(got), exp, elen, &why), "%s: %s", name, why);
+      cr_expect(got && exp && ts_json_equal(got, strlen(got), exp, elen, &why), "%s: %s", name,
+                why);
       rsc_free(got);
       free(exp);
     }

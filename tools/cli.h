@@ -41,8 +41,8 @@ int cli_report_incomplete(const char *file, rsc_decoder *d);
 /* rscflight.c: "webpack", "turbopack", "parcel" or "rspack" to *out
  * (--bundler); 0 for any other name. */
 int cli_parse_bundler(const char *name, rsc_bundler *out);
-#define CLI_BUNDLER_HELP                                                            \
-  "  --bundler NAME     whose server wrote the payload: webpack (default),\n"     \
+#define CLI_BUNDLER_HELP                                                                           \
+  "  --bundler NAME     whose server wrote the payload: webpack (default),\n"                      \
   "                     turbopack, parcel or rspack (the shape of its I rows)\n"
 
 /* tree.c and stats.c: the subcommands (argv excludes the command name) and
@@ -63,10 +63,10 @@ typedef enum cli_type_kind {
 
 typedef struct cli_type {
   cli_type_kind kind;
-  char name[128];           /* NUL-terminated, cut on a UTF-8 boundary      */
-  char module[256];         /* CLIENT: "app/Button.js#Button", else ""      */
-  int64_t chunk_id;         /* LAZY: the chunk's id (-1: internal)          */
-  rsc_chunk_state state;    /* LAZY: its state                              */
+  char name[128];        /* NUL-terminated, cut on a UTF-8 boundary      */
+  char module[256];      /* CLIENT: "app/Button.js#Button", else ""      */
+  int64_t chunk_id;      /* LAZY: the chunk's id (-1: internal)          */
+  rsc_chunk_state state; /* LAZY: its state                              */
 } cli_type;
 
 /* tree.c: describes an element type node (rsc_element_type); fulfilled lazy

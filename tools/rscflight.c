@@ -80,8 +80,8 @@ static void dump_help(FILE *f) {
           "                     (detected by itself when the stream opens with a :N row)\n"
           "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
           "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
-          "  --temp-refs        decode $T as temporary references instead of rejecting\n"
-          CLI_BUNDLER_HELP
+          "  --temp-refs        decode $T as temporary references instead of "
+          "rejecting\n" CLI_BUNDLER_HELP
           "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
           "  --lenient          decode values no server writes as React does (null for\n"
           "                     a self reference, truncated typed arrays) instead of\n"
@@ -255,8 +255,8 @@ char *cli_read_file(const char *path, size_t *len) {
 static bool looks_like_page(const char *buf, size_t len) {
   size_t i = 0;
   if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
-  while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' ||
-                     buf[i] == '\f'))
+  while (i < len &&
+         (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\f'))
     i++;
   return i < len && buf[i] == '<';
 }
@@ -289,8 +289,7 @@ void cli_report_error(const char *file, const rsc_error *e) {
     fprintf(stderr, "%s: %s: offset %llu, row %llx: %s\n", prog, file,
             (unsigned long long)e->offset, (unsigned long long)e->row_id, e->msg);
   else
-    fprintf(stderr, "%s: %s: offset %llu: %s\n", prog, file, (unsigned long long)e->offset,
-            e->msg);
+    fprintf(stderr, "%s: %s: offset %llu: %s\n", prog, file, (unsigned long long)e->offset, e->msg);
 }
 
 /* Up to CLI_MAX_IDS ids in hex, ", "-separated, then how many more. */
@@ -508,11 +507,11 @@ static int cmp_double(const void *a, const void *b) {
 typedef struct bench_config {
   size_t chunk;
   int threads;
-  size_t reps;     /* decodes per thread per batch (threads > 1)         */
-  double *t;       /* samples: ns per decode (per decode round if > 1)   */
+  size_t reps; /* decodes per thread per batch (threads > 1)         */
+  double *t;   /* samples: ns per decode (per decode round if > 1)   */
   size_t n, cap;
-  size_t runs;     /* decodes by the timing thread                       */
-  size_t peak;     /* peak bytes of one decode at this piece size        */
+  size_t runs; /* decodes by the timing thread                       */
+  size_t peak; /* peak bytes of one decode at this piece size        */
 } bench_config;
 
 #define BENCH_MAX_CONFIGS 16
@@ -770,16 +769,17 @@ static void print_result(const char *file, size_t len, bench_config *c, long lon
            "\"rss_growth_bytes\":%lld,\"runs\":%zu,\"threads\":%d,\"chunk_size\":%zu}",
            len, median, mbps, c->peak, rss_growth, c->runs, c->threads, c->chunk);
   } else {
-    printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", file, len, median, mbps,
-           c->peak, label);
+    printf("%-40s %10zu B  %12.0f ns  %9.2f MB/s  peak %zu B%s\n", file, len, median, mbps, c->peak,
+           label);
   }
 }
 
 /* "  (pieces of N B, T threads)" for the text lines of several configs. */
 static const char *config_label(const bench_config *c) {
   static char s[80];
-  if (c->chunk) snprintf(s, sizeof s, "  (pieces of %zu B, %d thread%s)", c->chunk, c->threads,
-                         c->threads == 1 ? "" : "s");
+  if (c->chunk)
+    snprintf(s, sizeof s, "  (pieces of %zu B, %d thread%s)", c->chunk, c->threads,
+             c->threads == 1 ? "" : "s");
   else snprintf(s, sizeof s, "  (whole, %d thread%s)", c->threads, c->threads == 1 ? "" : "s");
   return s;
 }

@@ -28,16 +28,16 @@
 #include "hex.h"
 #include "rowtags.h"
 
-enum { TAG_HALT = 1, TAG_CUT = 2 };  /* pseudo tags: "<id>:\n", unframed rest */
+enum { TAG_HALT = 1, TAG_CUT = 2 }; /* pseudo tags: "<id>:\n", unframed rest */
 enum { STATS_DEFAULT_TOP = 10, STATS_MIN_STRING = 4, STATS_MAX_JSON_DEPTH = 100000 };
 
 /* MARK: rows -------------------------------------------------------------- */
 
 typedef struct row {
-  int64_t id;             /* -1: side-channel rows (H, N, W) and TAG_CUT  */
-  unsigned char tag;      /* 0: model; 'T', 'I', ...; TAG_HALT, TAG_CUT    */
-  size_t off, len;        /* the whole row, id to LF (or last byte)        */
-  size_t data, dlen;      /* its payload                                   */
+  int64_t id;        /* -1: side-channel rows (H, N, W) and TAG_CUT  */
+  unsigned char tag; /* 0: model; 'T', 'I', ...; TAG_HALT, TAG_CUT    */
+  size_t off, len;   /* the whole row, id to LF (or last byte)        */
+  size_t data, dlen; /* its payload                                   */
 } row;
 
 typedef struct row_list {
@@ -208,30 +208,30 @@ static smap_entry *smap_get(smap *m, const char *key, size_t len) {
 /* MARK: element types and client modules ---------------------------------- */
 
 typedef struct type_stat {
-  char key[400];        /* kind + name + module: the identity            */
+  char key[400]; /* kind + name + module: the identity            */
   cli_type type;
   uint64_t elements, self, subtree;
-  uint32_t open;        /* elements of this type open now (outermost?)   */
+  uint32_t open; /* elements of this type open now (outermost?)   */
 } type_stat;
 
 typedef struct mod_stat {
-  char key[256];        /* "id#export"                                   */
+  char key[256]; /* "id#export"                                   */
   uint64_t irows, ibytes, elements, self, subtree;
 } mod_stat;
 
 typedef struct stats {
   const char *buf;
-  rsc_decoder *d;       /* for names; NULL when decoding failed to start  */
+  rsc_decoder *d; /* for names; NULL when decoding failed to start  */
   row_list rows;
   uint64_t tag_rows[256], tag_bytes[256];
-  smap type_by_raw;     /* raw type-slot string -> index in types        */
-  smap type_by_key;     /* type_stat.key -> index in types               */
+  smap type_by_raw; /* raw type-slot string -> index in types        */
+  smap type_by_key; /* type_stat.key -> index in types               */
   type_stat **types;
   size_t ntypes, cap_types;
-  smap mods;            /* mod_stat.key -> index in mods_v               */
+  smap mods; /* mod_stat.key -> index in mods_v               */
   mod_stat **mods_v;
   size_t nmods, cap_mods;
-  smap strings;         /* repeated string values: raw -> count          */
+  smap strings; /* repeated string values: raw -> count          */
   uint64_t model_bytes, element_bytes;
   int nomem;
 } stats;
@@ -361,10 +361,10 @@ static mod_stat *mod_for(stats *st, const char *key) {
 /* MARK: JSON scan of model rows -------------------------------------------- */
 
 typedef struct jframe {
-  size_t start;         /* offset of '[' or '{' in the row's payload     */
-  uint64_t child;       /* bytes of element descendants (for self bytes) */
-  int64_t elem_parent;  /* nearest element frame below, or -1            */
-  uint32_t item;        /* array: index of the current item              */
+  size_t start;        /* offset of '[' or '{' in the row's payload     */
+  uint64_t child;      /* bytes of element descendants (for self bytes) */
+  int64_t elem_parent; /* nearest element frame below, or -1            */
+  uint32_t item;       /* array: index of the current item              */
   unsigned char is_array, is_elem, expect_key, outer;
   type_stat *type;
 } jframe;
@@ -504,7 +504,8 @@ static void gather_modules(stats *st) {
     const rsc_chunk *c = st->d ? rsc_decoder_chunk(st->d, r->id) : NULL;
     cli_type ty;
     char key[256];
-    cli_describe_type(c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED ? rsc_chunk_value(c) : NULL, &ty);
+    cli_describe_type(c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED ? rsc_chunk_value(c) : NULL,
+                      &ty);
     if (ty.kind == CLI_TYPE_CLIENT) snprintf(key, sizeof key, "%s", ty.module);
     else snprintf(key, sizeof key, "(I row %llx)", (unsigned long long)r->id);
     mod_stat *m = mod_for(st, key);
@@ -671,7 +672,7 @@ static void report_types(stats *st, uint64_t total, size_t top) {
 /* A chunk: every row with one id. */
 typedef struct chunk_stat {
   int64_t id;
-  size_t rows, largest;  /* largest: a row index */
+  size_t rows, largest; /* largest: a row index */
   uint64_t bytes;
 } chunk_stat;
 
@@ -732,15 +733,16 @@ static int is_binary_tag(unsigned char t) {
 static void report_chunks(const stats *st, uint64_t total, size_t top, size_t nchunks,
                           const chunk_stat *c) {
   printf("\nLargest chunks (all rows of one id; the type and start of its largest row)\n"
-         "  %-6s %-20s %5s %9s %7s  %s\n", "chunk",
-         "row type", "rows", "bytes", "%", "starts with");
+         "  %-6s %-20s %5s %9s %7s  %s\n",
+         "chunk", "row type", "rows", "bytes", "%", "starts with");
   for (size_t i = 0; i < nchunks && i < top; i++) {
     const row *big = &st->rows.v[c[i].largest];
     char id[32], label[64];
     snprintf(id, sizeof id, "%llx", (unsigned long long)c[i].id);
     printf("  %-6s ", id);
     put_cell(tag_label(big->tag, label, sizeof label), 20);
-    printf(" %5zu %9llu %6.1f%%  ", c[i].rows, (unsigned long long)c[i].bytes, pct(c[i].bytes, total));
+    printf(" %5zu %9llu %6.1f%%  ", c[i].rows, (unsigned long long)c[i].bytes,
+           pct(c[i].bytes, total));
     if (is_binary_tag(big->tag)) printf("(%zu bytes of binary)", big->dlen);
     else put_preview(st->buf + big->data, big->dlen, 44);
     printf("\n");
@@ -773,7 +775,8 @@ static int report_strings(const stats *st, uint64_t total, size_t top) {
   }
   qsort(v, k, sizeof *v, cmp_str);
   printf("\nRepeated strings (values seen more than once in model rows, by total bytes)\n"
-         "  %6s %6s %9s %7s  %s\n", "count", "bytes", "total", "%", "string");
+         "  %6s %6s %9s %7s  %s\n",
+         "count", "bytes", "total", "%", "string");
   for (size_t i = 0; i < k && i < top; i++) {
     uint64_t each = v[i].n + 2, all = v[i].count * each;
     printf("  %6llu %6llu %9llu %6.1f%%  \"", (unsigned long long)v[i].count,
@@ -885,7 +888,8 @@ int cli_stats_main(int argc, char **argv) {
       cli_stats_help(stdout);
       return 0;
     } else if ((a[0] == '-' && a[1]) || file) {
-      fprintf(stderr, "rscflight stats: unexpected argument '%s' (see rscflight stats --help)\n", a);
+      fprintf(stderr, "rscflight stats: unexpected argument '%s' (see rscflight stats --help)\n",
+              a);
       return 2;
     } else file = a;
   }

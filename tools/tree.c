@@ -31,15 +31,15 @@ enum { TREE_MAX_LEVEL = 2000, TREE_DEFAULT_PROPS = 6, TREE_TEXT_CHARS = 60, TREE
 static const unsigned long TREE_MAX_VISITS = 2000000;
 
 typedef struct tree_opts {
-  int color;            /* 1: ANSI colors                                   */
-  int full;             /* 1: no abbreviation of strings and props          */
-  int finish;           /* 0: show the stream as it stands (--no-finish)     */
-  int strict;           /* 1: exit 1 when the stream ended early (--strict)  */
-  unsigned max_depth;   /* levels printed before "…" (0: all)                */
-  size_t chunk;         /* feed size (0: whole input)                        */
-  uint32_t flags;       /* RSC_OPT_*                                         */
-  bool html;            /* the input is an HTML page (--html)                */
-  rsc_bundler bundler;  /* --bundler                                         */
+  int color;           /* 1: ANSI colors                                   */
+  int full;            /* 1: no abbreviation of strings and props          */
+  int finish;          /* 0: show the stream as it stands (--no-finish)     */
+  int strict;          /* 1: exit 1 when the stream ended early (--strict)  */
+  unsigned max_depth;  /* levels printed before "…" (0: all)                */
+  size_t chunk;        /* feed size (0: whole input)                        */
+  uint32_t flags;      /* RSC_OPT_*                                         */
+  bool html;           /* the input is an HTML page (--html)                */
+  rsc_bundler bundler; /* --bundler                                         */
 } tree_opts;
 
 /* Output state: the stream, colors, and the ancestors being printed (by
@@ -60,15 +60,23 @@ typedef struct tree_out {
 /* MARK: colored output --------------------------------------------------- */
 
 typedef enum role {
-  R_PLAIN, R_HOST, R_CLIENT, R_BUILTIN, R_NOTE, R_KEY, R_PROP, R_STRING,
-  R_PENDING, R_REJECTED, R_LAZY
+  R_PLAIN,
+  R_HOST,
+  R_CLIENT,
+  R_BUILTIN,
+  R_NOTE,
+  R_KEY,
+  R_PROP,
+  R_STRING,
+  R_PENDING,
+  R_REJECTED,
+  R_LAZY
 } role;
 
 /* SGR parameters per role: tags blue, components magenta, built-ins cyan,
  * strings green, keys and pending markers yellow, rejections red. */
-static const char *const role_sgr[] = {
-  "", "1;34", "1;35", "1;36", "2", "33", "36", "32", "33", "1;31", "2"
-};
+static const char *const role_sgr[] = {"",   "1;34", "1;35", "1;36", "2", "33",
+                                       "36", "32",   "33",   "1;31", "2"};
 
 static void color_on(tree_out *t, role r) {
   if (t->o->color && r != R_PLAIN) fprintf(t->f, "\033[%sm", role_sgr[r]);
@@ -157,15 +165,24 @@ static void copy_cut(char *dst, size_t cap, const char *s, size_t len) {
 
 const char *cli_symbol_name(const char *key, char *buf, size_t cap) {
   static const char *const names[][2] = {
-    {"react.fragment", "Fragment"},         {"react.suspense", "Suspense"},
-    {"react.suspense_list", "SuspenseList"}, {"react.profiler", "Profiler"},
-    {"react.strict_mode", "StrictMode"},    {"react.activity", "Activity"},
-    {"react.view_transition", "ViewTransition"}, {"react.legacy_hidden", "LegacyHidden"},
-    {"react.offscreen", "Offscreen"},       {"react.portal", "Portal"},
-    {"react.context", "Context"},           {"react.consumer", "Consumer"},
-    {"react.provider", "Provider"},         {"react.memo", "Memo"},
-    {"react.forward_ref", "ForwardRef"},    {"react.lazy", "Lazy"},
-    {"react.scope", "Scope"},               {"react.tracing_marker", "TracingMarker"},
+      {"react.fragment", "Fragment"},
+      {"react.suspense", "Suspense"},
+      {"react.suspense_list", "SuspenseList"},
+      {"react.profiler", "Profiler"},
+      {"react.strict_mode", "StrictMode"},
+      {"react.activity", "Activity"},
+      {"react.view_transition", "ViewTransition"},
+      {"react.legacy_hidden", "LegacyHidden"},
+      {"react.offscreen", "Offscreen"},
+      {"react.portal", "Portal"},
+      {"react.context", "Context"},
+      {"react.consumer", "Consumer"},
+      {"react.provider", "Provider"},
+      {"react.memo", "Memo"},
+      {"react.forward_ref", "ForwardRef"},
+      {"react.lazy", "Lazy"},
+      {"react.scope", "Scope"},
+      {"react.tracing_marker", "TracingMarker"},
   };
   for (size_t i = 0; key && i < sizeof names / sizeof names[0]; i++)
     if (strcmp(key, names[i][0]) == 0) {
@@ -227,9 +244,7 @@ void cli_describe_type(const rsc_node *type, cli_type *out) {
       out->kind = CLI_TYPE_BUILTIN;
       cli_symbol_name(rsc_node_string(type, NULL), out->name, sizeof out->name);
       return;
-    case RSC_CLIENT_REF:
-      describe_client(type, out);
-      return;
+    case RSC_CLIENT_REF: describe_client(type, out); return;
     case RSC_LAZY:
     case RSC_PROMISE: {
       const rsc_chunk *c = rsc_node_chunk(type);
@@ -244,12 +259,8 @@ void cli_describe_type(const rsc_node *type, cli_type *out) {
       snprintf(out->name, sizeof out->name, "Lazy");
       return;
     }
-    case RSC_NONE:
-      snprintf(out->name, sizeof out->name, "(none)");
-      return;
-    default:
-      snprintf(out->name, sizeof out->name, "(%s)", rsc_kind_name(k));
-      return;
+    case RSC_NONE: snprintf(out->name, sizeof out->name, "(none)"); return;
+    default: snprintf(out->name, sizeof out->name, "(%s)", rsc_kind_name(k)); return;
     }
   }
   snprintf(out->name, sizeof out->name, "(lazy chain)");
@@ -279,8 +290,10 @@ static const char *plural(size_t n, const char *one, const char *many) {
 static void abbrev_element(tree_out *t, const rsc_node *el) {
   cli_type ty;
   cli_describe_type(rsc_element_type(el), &ty);
-  role r = ty.kind == CLI_TYPE_HOST ? R_HOST : ty.kind == CLI_TYPE_CLIENT ? R_CLIENT
-         : ty.kind == CLI_TYPE_BUILTIN ? R_BUILTIN : R_NOTE;
+  role r = ty.kind == CLI_TYPE_HOST      ? R_HOST
+           : ty.kind == CLI_TYPE_CLIENT  ? R_CLIENT
+           : ty.kind == CLI_TYPE_BUILTIN ? R_BUILTIN
+                                         : R_NOTE;
   put(t, R_PLAIN, "<");
   put(t, r, ty.name);
   const rsc_node *children = rsc_object_get(rsc_element_props(el), "children", 8);
@@ -316,8 +329,9 @@ static void abbrev_chunk(tree_out *t, const char *word, const rsc_chunk *c, int 
     return;
   }
   int64_t id = rsc_chunk_id(c);
-  if (id >= 0) putf(t, st == RSC_CHUNK_REJECTED ? R_REJECTED : R_PENDING, "%s %llx (%s)", word,
-                    (unsigned long long)id, state_name(st));
+  if (id >= 0)
+    putf(t, st == RSC_CHUNK_REJECTED ? R_REJECTED : R_PENDING, "%s %llx (%s)", word,
+         (unsigned long long)id, state_name(st));
   else putf(t, st == RSC_CHUNK_REJECTED ? R_REJECTED : R_PENDING, "%s (%s)", word, state_name(st));
 }
 
@@ -368,7 +382,8 @@ static void abbrev(tree_out *t, const rsc_node *v, int nested) {
     if (!s) s = "";
     putf(t, R_NOTE, "server(%.*s)", (int)(n > 100 ? 100 : n), s);
     return;
-  case RSC_MAP: case RSC_FORMDATA:
+  case RSC_MAP:
+  case RSC_FORMDATA:
     putf(t, R_PLAIN, "%s(%zu)", k == RSC_MAP ? "Map" : "FormData", rsc_node_len(v) / 2);
     return;
   case RSC_SET: putf(t, R_PLAIN, "Set(%zu)", rsc_node_len(v)); return;
@@ -446,15 +461,18 @@ static void leave(tree_out *t) {
 /* Whether v renders anything as React children (looking a few levels in). */
 static int renders_something(const rsc_node *v, int budget) {
   switch (rsc_node_kind(v)) {
-  case RSC_NONE: case RSC_NULL: case RSC_UNDEFINED: case RSC_BOOL:
-    return 0;
-  case RSC_ARRAY: case RSC_ITERATOR: case RSC_SET:
+  case RSC_NONE:
+  case RSC_NULL:
+  case RSC_UNDEFINED:
+  case RSC_BOOL: return 0;
+  case RSC_ARRAY:
+  case RSC_ITERATOR:
+  case RSC_SET:
     if (budget <= 0) return 1;
     for (size_t i = 0, n = rsc_node_len(v); i < n; i++)
       if (renders_something(rsc_node_at(v, i), budget - 1)) return 1;
     return 0;
-  default:
-    return 1;
+  default: return 1;
   }
 }
 
@@ -462,18 +480,19 @@ static int renders_something(const rsc_node *v, int budget) {
 static int holds_elements(const rsc_node *v, int *budget, int depth) {
   if (--*budget < 0 || depth > 32) return 0;
   switch (rsc_node_kind(v)) {
-  case RSC_ELEMENT: case RSC_LAZY:
-    return 1;
+  case RSC_ELEMENT:
+  case RSC_LAZY: return 1;
   case RSC_OBJECT:
     for (size_t i = 0, n = rsc_node_len(v); i < n; i++)
       if (holds_elements(rsc_object_value(v, i), budget, depth + 1)) return 1;
     return 0;
-  case RSC_ARRAY: case RSC_ITERATOR: case RSC_SET:
+  case RSC_ARRAY:
+  case RSC_ITERATOR:
+  case RSC_SET:
     for (size_t i = 0, n = rsc_node_len(v); i < n; i++)
       if (holds_elements(rsc_node_at(v, i), budget, depth + 1)) return 1;
     return 0;
-  default:
-    return 0;
+  default: return 0;
   }
 }
 
@@ -607,7 +626,8 @@ static void put_reason(tree_out *t, const rsc_node *reason) {
  * when that is one line's worth, else on its own line with the value one
  * level deeper. Internal chunks (id -1: an element that was blocked) are
  * transparent once fulfilled. Not arrived: a marker line. */
-static void walk_chunk(tree_out *t, const rsc_node *v, unsigned depth, int started, int as_children) {
+static void walk_chunk(tree_out *t, const rsc_node *v, unsigned depth, int started,
+                       int as_children) {
   const char *word = rsc_node_kind(v) == RSC_PROMISE ? "promise" : "lazy";
   const rsc_chunk *c = rsc_node_chunk(v);
   rsc_chunk_state st = rsc_chunk_status(c);
@@ -619,8 +639,8 @@ static void walk_chunk(tree_out *t, const rsc_node *v, unsigned depth, int start
   if (st == RSC_CHUNK_FULFILLED) {
     const rsc_node *val = rsc_chunk_value(c);
     rsc_kind k = rsc_node_kind(val);
-    int inline_value = k == RSC_ELEMENT || k == RSC_STRING || k == RSC_NUMBER ||
-                       k == RSC_LAZY || k == RSC_PROMISE;
+    int inline_value =
+        k == RSC_ELEMENT || k == RSC_STRING || k == RSC_NUMBER || k == RSC_LAZY || k == RSC_PROMISE;
     if (id < 0 && (inline_value || started)) {
       if (as_children) walk_children(t, val, depth, started);
       else walk_data(t, val, depth, started);
@@ -654,10 +674,15 @@ static void walk_chunk(tree_out *t, const rsc_node *v, unsigned depth, int start
  * booleans render nothing, text is a quoted line. */
 static void walk_children(tree_out *t, const rsc_node *v, unsigned depth, int started) {
   switch (rsc_node_kind(v)) {
-  case RSC_NONE: case RSC_NULL: case RSC_UNDEFINED: case RSC_BOOL:
+  case RSC_NONE:
+  case RSC_NULL:
+  case RSC_UNDEFINED:
+  case RSC_BOOL:
     if (started) newline(t);
     return;
-  case RSC_ARRAY: case RSC_ITERATOR: case RSC_SET: {
+  case RSC_ARRAY:
+  case RSC_ITERATOR:
+  case RSC_SET: {
     size_t n = rsc_node_len(v);
     if (started && !renders_something(v, 4)) {
       newline(t);
@@ -674,7 +699,8 @@ static void walk_children(tree_out *t, const rsc_node *v, unsigned depth, int st
     return;
   }
   case RSC_ELEMENT: walk_element(t, v, depth, started); return;
-  case RSC_LAZY: case RSC_PROMISE: walk_chunk(t, v, depth, started, 1); return;
+  case RSC_LAZY:
+  case RSC_PROMISE: walk_chunk(t, v, depth, started, 1); return;
   case RSC_STRING: {
     size_t n;
     const char *s = rsc_node_string(v, &n);
@@ -802,8 +828,8 @@ void cli_tree_help(FILE *f) {
         "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
         "                     referenced that never arrived, a stream left open);\n"
         "                     stderr says so either way (not with --no-finish)\n"
-        "  --html             the input is an HTML page: show the payload it inlines\n"
-        CLI_BUNDLER_HELP
+        "  --html             the input is an HTML page: show the payload it "
+        "inlines\n" CLI_BUNDLER_HELP
         "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
         "  --lenient          decode values no server writes as React does (null for\n"
         "                     a self reference, truncated typed arrays) instead of\n"
@@ -847,11 +873,13 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
     else if (strcmp(a, "--lenient-ids") == 0) o->flags |= RSC_OPT_LENIENT_IDS;
     else if (strcmp(a, "--temp-refs") == 0) o->flags |= RSC_OPT_TEMP_REFS;
     else if (strcmp(a, "--html") == 0) o->html = true;
-    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc && cli_parse_bundler(argv[i + 1], &o->bundler))
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc &&
+             cli_parse_bundler(argv[i + 1], &o->bundler))
       i++;
     else if (strcmp(a, "--drop-bom") == 0) o->flags |= RSC_OPT_DROP_BOM;
     else if (strcmp(a, "--lenient") == 0) o->flags |= RSC_OPT_LENIENT_VALUES;
-    else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) && v < 100000) {
+    else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) &&
+             v < 100000) {
       o->max_depth = (unsigned)v;
       i++;
     } else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v)) {

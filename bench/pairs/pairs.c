@@ -48,13 +48,15 @@ typedef struct api {
   void (*free)(void *);
 } api;
 
-static const api before = {old_rsc_options_init, old_rsc_decoder_new, old_rsc_decoder_feed,
-                           old_rsc_decoder_feed_padded, old_rsc_decoder_finish,
-                           old_rsc_decoder_reset, old_rsc_decoder_error,
-                           old_rsc_decoder_free, old_rsc_dump, old_rsc_free};
-static const api after = {rsc_options_init, rsc_decoder_new, rsc_decoder_feed,
-                          rsc_decoder_feed_padded, rsc_decoder_finish, rsc_decoder_reset,
-                          rsc_decoder_error, rsc_decoder_free, rsc_dump, rsc_free};
+static const api before = {old_rsc_options_init,   old_rsc_decoder_new,
+                           old_rsc_decoder_feed,   old_rsc_decoder_feed_padded,
+                           old_rsc_decoder_finish, old_rsc_decoder_reset,
+                           old_rsc_decoder_error,  old_rsc_decoder_free,
+                           old_rsc_dump,           old_rsc_free};
+static const api after = {
+    rsc_options_init,   rsc_decoder_new,   rsc_decoder_feed,  rsc_decoder_feed_padded,
+    rsc_decoder_finish, rsc_decoder_reset, rsc_decoder_error, rsc_decoder_free,
+    rsc_dump,           rsc_free};
 
 typedef struct side {
   const api *a;
@@ -187,8 +189,8 @@ int main(int argc, char **argv) {
     qsort(ta, n, sizeof *ta, by_value);
     const char *base = strrchr(argv[fi], '/');
     base = base ? base + 1 : argv[fi];
-    printf("%s\t%zu\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\n", base, n, tb[n / 2] * 1e6,
-           ta[n / 2] * 1e6, ratio[n / 2], ratio[n / 4], ratio[3 * n / 4]);
+    printf("%s\t%zu\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\n", base, n, tb[n / 2] * 1e6, ta[n / 2] * 1e6,
+           ratio[n / 2], ratio[n / 4], ratio[3 * n / 4]);
     fflush(stdout);
     if (sb.kept) sb.a->decoder_free(sb.kept);
     if (sa.kept) sa.a->decoder_free(sa.kept);
