@@ -1,6 +1,8 @@
 /* support.c - test helpers: fixtures, feeding, JSON equality. */
 #include "support.h"
 
+#include <criterion/criterion.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,15 @@ rsc_decoder *ts_decode(const char *buf, size_t len, size_t piece, uint32_t flags
 }
 
 char *ts_dump(rsc_decoder *d) { return d ? rsc_dump(d, 0, NULL) : NULL; }
+
+void ts_expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
+  rsc_decoder *d = ts_decode(in, len, 0, flags);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);
+  char *got = ts_dump(d);
+  cr_expect_str_eq(got, want, "input: %s got %s", in, got);
+  rsc_free(got);
+  rsc_decoder_free(d);
+}
 
 static bool node_equal(const rsc_node *a, const rsc_node *b, const char **why) {
   if (a->kind != b->kind) {

@@ -28,6 +28,10 @@ rsc_decoder *ts_decode(const char *buf, size_t len, size_t piece, uint32_t flags
 /* The compact dump, or NULL (decoder error). Free with rsc_free. */
 char *ts_dump(rsc_decoder *d);
 
+/* Decodes in[0..len) whole: no error, and exactly this compact dump. */
+void ts_expect_dump(const char *in, size_t len, uint32_t flags, const char *want);
+#define DUMP(in, want) ts_expect_dump(in, sizeof(in) - 1, 0, want)
+
 /* JSON equality as docs/spec/CANONICAL-DUMP.md defines it: objects as
  * unordered sets of members, numbers as doubles. *why gets a short reason
  * when unequal. */

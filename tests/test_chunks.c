@@ -23,16 +23,6 @@ static const rsc_node *root_value(rsc_decoder *d) { return rsc_chunk_value(rsc_d
 
 static const char *str(const rsc_node *n) { return rsc_node_string(n, NULL); }
 
-static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
-  rsc_decoder *d = ts_decode(in, len, 0, flags);
-  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);
-  char *got = ts_dump(d);
-  cr_expect_str_eq(got, want, "input: %s got %s", in, got);
-  rsc_free(got);
-  rsc_decoder_free(d);
-}
-#define DUMP(in, want) expect_dump(in, sizeof(in) - 1, 0, want)
-
 Test(chunks, chunk_table) {
   rsc_decoder *d = decode_str("2:\"two\"\n0:{\"a\":\"$L5\"}\n", 0);
   cr_expect_eq(rsc_decoder_chunk_count(d), 3);

@@ -11,16 +11,6 @@
 #include "internal.h"
 #include "support.h"
 
-static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
-  rsc_decoder *d = ts_decode(in, len, 0, flags);
-  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);
-  char *got = ts_dump(d);
-  cr_expect_str_eq(got, want, "input: %s got %s", in, got);
-  rsc_free(got);
-  rsc_decoder_free(d);
-}
-#define DUMP(in, want) expect_dump(in, sizeof(in) - 1, 0, want)
-
 Test(json, objects_follow_javascript_rules) {
   DUMP("0:{\"b\":1,\"2\":2,\"a\":3,\"1\":4,\"10\":5,\"-1\":6,\"01\":7}\n",
        "{\"ok\":{\"1\":4,\"2\":2,\"10\":5,\"b\":1,\"a\":3,\"-1\":6,\"01\":7}}");
@@ -291,7 +281,7 @@ Test(json, syntax_errors_follow_node20) {
     const char *in = cases[i].in;
     size_t n = 0;
     while (in[n] != '\n') n++;
-    expect_dump(in, n + 1, 0, cases[i].want);
+    ts_expect_dump(in, n + 1, 0, cases[i].want);
   }
 }
 

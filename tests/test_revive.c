@@ -14,20 +14,11 @@
 #include "settle.h"
 #include "support.h"
 
-static void expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
-  rsc_decoder *d = ts_decode(in, len, 0, flags);
-  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);
-  char *got = ts_dump(d);
-  cr_expect_str_eq(got, want, "input: %s got %s", in, got);
-  rsc_free(got);
-  rsc_decoder_free(d);
-}
 /* The same tree from the production and the development client. */
 static void expect_dump_both(const char *in, const char *want) {
-  expect_dump(in, strlen(in), 0, want);
-  expect_dump(in, strlen(in), RSC_OPT_DEV, want);
+  ts_expect_dump(in, strlen(in), 0, want);
+  ts_expect_dump(in, strlen(in), RSC_OPT_DEV, want);
 }
-#define DUMP(in, want) expect_dump(in, sizeof(in) - 1, 0, want)
 
 /* A table case whose payload may hold NUL bytes (binary rows). */
 typedef struct sized_case {
@@ -38,11 +29,11 @@ typedef struct sized_case {
 #define SIZED(in, want)                                                                            \
   { in, sizeof(in) - 1, want }
 static void expect_sized_cases(const sized_case *c, size_t n, uint32_t flags) {
-  for (size_t i = 0; i < n; i++) expect_dump(c[i].in, c[i].len, flags, c[i].want);
+  for (size_t i = 0; i < n; i++) ts_expect_dump(c[i].in, c[i].len, flags, c[i].want);
 }
-#define DUMP_DEV(in, want) expect_dump(in, sizeof(in) - 1, RSC_OPT_DEV, want)
+#define DUMP_DEV(in, want) ts_expect_dump(in, sizeof(in) - 1, RSC_OPT_DEV, want)
 /* React's value for a payload no server writes (RSC_OPT_LENIENT_VALUES). */
-#define DUMP_LENIENT(in, want) expect_dump(in, sizeof(in) - 1, RSC_OPT_LENIENT_VALUES, want)
+#define DUMP_LENIENT(in, want) ts_expect_dump(in, sizeof(in) - 1, RSC_OPT_LENIENT_VALUES, want)
 
 /* A payload no server writes, refused by default with RSC_ERR_BAD_VALUE at
  * the first byte of a row, whole and fed a byte at a time. */
@@ -392,7 +383,7 @@ Test(revive, blob_and_form_data_parts_convert_as_javascript) {
        "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"bnVsbA==\"}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
+    ts_expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
 }
 
 /* Map.prototype.set and Set.prototype.add keep a -0 key as +0 (values
@@ -654,7 +645,7 @@ Test(revive, collections_of_any_model_as_javascript_builds_them) {
        "\"]]}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
+    ts_expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
 }
 
 /* loadServerReference: a server reference under the key "then" is null
@@ -854,7 +845,7 @@ Test(revive, development_errors_and_prototypes_of_other_values) {
       {"1:{\"prototype\":[1,2]}\n0:{\"a\":{\"\":\"$P1\"}}\n", "{\"ok\":{\"a\":{}}}"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
+    ts_expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
 }
 
 /* A development "$Y" (a value the server omitted) is a getter on its
@@ -1047,7 +1038,7 @@ Test(revive, tuples_without_their_marker_slot) {
       "included on "
       "this error instance which may provide additional details about the nature of the error.\","
       "\"digest\":\"d\"}}}}}}";
-  expect_dump(errored, sizeof errored - 1, 0, errored_want);
+  ts_expect_dump(errored, sizeof errored - 1, 0, errored_want);
 }
 
 /* "$<id>" naming a chunk that is fulfilled when the row arrives, and holds
@@ -1305,8 +1296,8 @@ Test(revive, temporary_references) {
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Missing a temporary reference set but the "
        "RSC response returned a temporary reference. Pass a temporaryReference option with "
        "the set that was used with the reply.\"}}");
-  expect_dump("0:\"$T0:a\"\n", 10, RSC_OPT_TEMP_REFS,
-              "{\"ok\":{\"$\":\"temporary_ref\",\"v\":\"0:a\"}}");
+  ts_expect_dump("0:\"$T0:a\"\n", 10, RSC_OPT_TEMP_REFS,
+                 "{\"ok\":{\"$\":\"temporary_ref\",\"v\":\"0:a\"}}");
 }
 
 Test(revive, development_forms) {
