@@ -102,286 +102,50 @@ Test(revive, bigint_reads_like_javascript) {
  * expected dump is what React 19.3.1's client decoded from the same
  * payload. */
 Test(revive, blob_and_form_data_parts_convert_as_javascript) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const struct {
     const char *in;
     size_t len;
     const char *want;
   } cases[] = {
-      {"0:\"$B1\"\n1:\"abc\"\n", 16,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string ('bc')\"}}"},
-      {"0:\"$B1\"\n1:null\n", 15,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading "
-       "'slice')\"}}"},
-      {"0:\"$B1\"\n1:5\n", 12,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"0:\"$B1\"\n1:{\"a\":1}\n", 18,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$\"]\n", 20,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a "
-       "string\"}}"},
-      {"0:\"$B1\"\n1:[\"$\",\"a\"]\n", 20,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"0:\"$B1\"\n1:[\"$undefined\",\"a\"]\n", 29,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"YQ==\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",[\"a\",null,\"$undefined\",[\"b\",1]],\"c\"]\n", 52,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"YSwsLGIsMWM=\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$D2020-01-01T00:00:00.000Z\",\"$Dnope\",\"$D2020-02-31\",\"$D+002020-"
-       "01-01T10:20:30.5+05:30\"]\n",
-       104,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":"
-       "\"V2VkIEphbiAwMSAyMDIwIDAwOjAwOjAwIEdNVCswMDAwIChDb29yZGluYXRlZCBVbml2ZXJzYWwgVGltZSlJbnZhb"
-       "GlkIERhdGVNb24gTWFyIDAyIDIwMjAgMDA6MDA6MDAgR01UKzAwMDAgKENvb3JkaW5hdGVkIFVuaXZlcnNhbCBUaW1l"
-       "KVdlZCBKYW4gMDEgMjAyMCAwNDo1MDozMCBHTVQrMDAwMCAoQ29vcmRpbmF0ZWQgVW5pdmVyc2FsIFRpbWUp\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$Q2\",\"$W3\",\"$@4\",\"$K5\",{\"toString\":1},{\"a\":\"$undefined\","
-       "\"toString\":\"$undefined\"}]\n2:[]\n3:[]\n4:1\n5:[]\n",
-       117,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert object to primitive value\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"a\\ud800b\",-0,1e21,\"$NaN\",\"$n-0042\"]\n", 52,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"Ye+/vWIwMWUrMjFOYU4tNDI=\"}}"},
-      {"0:\"$B1\"\n1:[\"ten\",\"$1\"]\n", 23,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"ten\",\"base64\":\"dGVuLA==\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",[\"x\",\"$1:1\"]]\n", 29,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eCw=\"}}"},
-      {"1:o3,hij0:\"$B1\"\n", 16,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"104\",\"base64\":\"MTA1MTA2\"}}"},
-      {"1:A2,hi0:\"$B1\"\n", 15,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received an instance of ArrayBuffer\"}}"},
-      {"1:V2,hi0:\"$B1\"\n", 15,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
-      {"1:g10,\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\xf8"
-       "?\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x02"
-       "@0:\"$B1\"\n",
-       30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"1.5\",\"base64\":\"Mi4yNQ==\"}}"},
-      {"1:M10,\x05"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\xfa"
-       "\xff"
-       "\xff"
-       "\xff"
-       "\xff"
-       "\xff"
-       "\xff"
-       "\xff"
-       "0:\"$B1\"\n",
-       30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"5\",\"base64\":\"LTY=\"}}"},
-      {"1:o2,hi0:\"$B2\"\n2:[\"t\",\"$1\",[\"$1\"]]\n", 35,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"aGkxMDQsMTA1\"}}"},
-      {"0:\"$B1\"\n1:d16,\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\xf8"
-       "?\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x00"
-       "\x02"
-       "@",
-       30, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}"},
-      {"0:\"$B1\"\n1:\"it's a long string with many chars\"\n", 47,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string (\\\"t's a long string with ma...\\\")\"}}"},
-      {"0:\"$B1\"\n1:\"xa'b\\\"c\\n\"\n", 22,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string (\\\"a'b\\\\\\\"c\\\\n\\\")\"}}"},
-      {"0:\"$B1\"\n1:\"x\\ud83d\\ude00abc\"\n", 29,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string ('\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "abc')\"}}"},
-      {"0:\"$B1\"\n1:[\"$Z2\"]\n2:E{\"digest\":\"d\"}\n", 36,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"error: an error occurred in the server components "
-       "render. the specific message is omitted in production builds to avoid leaking sensitive "
-       "details. a digest property is included on this error instance which may provide additional "
-       "details about the nature of the error.\",\"base64\":\"\"}}"},
-      {"0:\"$B2\"\n2:[\"t\",\"$B1\"]\n1:[\"u\",\"zz\"]\n", 35,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eno=\"}}"},
-      {"0:\"$K1\"\n1:[[\"a\",\"$\"]]\n", 22,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a "
-       "string\"}}"},
-      {"0:\"$K1\"\n1:[[\"k\",[\"x\",1]],[\"\\ud800\",2]]\n", 39,
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"x,1\"],[\"\xef"
-       "\xbf"
-       "\xbd"
-       "\",\"2\"]]}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$1:0\"]\n", 23,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"dA==\"}}"},
-      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'yy\"\n", 47,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
-      {"0:\"$B1\"\n1:\"-'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 45,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string (\\\"'xxxxxxxxxxxxxxxxxxxxxxxx...\\\")\"}}"},
-      {"0:\"$B1\"\n1:\"-\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\"\n",
-       94,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string ('\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\\ud83d...')\"}}"},
-      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 42,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxxxxx')\"}}"},
-      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 43,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
-      {"0:\"$B1\"\n1:\"-'\\u0001\\ud800\"\n", 27,
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a "
-       "sequence. Received type string (\\\"'\\\\u0001\\\\ud800\\\")\"}}"},
-      {"0:\"$B1\"\n1:[\"t\",\"$0\"]\n", 21,
-       "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"bnVsbA==\"}}"},
+      {"0:\"$B1\"\n1:\"abc\"\n", 16, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('bc')\"}}"},
+      {"0:\"$B1\"\n1:null\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'slice')\"}}"},
+      {"0:\"$B1\"\n1:5\n", 12, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:{\"a\":1}\n", 18, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$\"]\n", 20, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a string\"}}"},
+      {"0:\"$B1\"\n1:[\"$\",\"a\"]\n", 20, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"0:\"$B1\"\n1:[\"$undefined\",\"a\"]\n", 29, "{\"ok\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"YQ==\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",[\"a\",null,\"$undefined\",[\"b\",1]],\"c\"]\n", 52, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"YSwsLGIsMWM=\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$D2020-01-01T00:00:00.000Z\",\"$Dnope\",\"$D2020-02-31\",\"$D+002020-01-01T10:20:30.5+05:30\"]\n", 104, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"V2VkIEphbiAwMSAyMDIwIDAwOjAwOjAwIEdNVCswMDAwIChDb29yZGluYXRlZCBVbml2ZXJzYWwgVGltZSlJbnZhbGlkIERhdGVNb24gTWFyIDAyIDIwMjAgMDA6MDA6MDAgR01UKzAwMDAgKENvb3JkaW5hdGVkIFVuaXZlcnNhbCBUaW1lKVdlZCBKYW4gMDEgMjAyMCAwNDo1MDozMCBHTVQrMDAwMCAoQ29vcmRpbmF0ZWQgVW5pdmVyc2FsIFRpbWUp\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$Q2\",\"$W3\",\"$@4\",\"$K5\",{\"toString\":1},{\"a\":\"$undefined\",\"toString\":\"$undefined\"}]\n2:[]\n3:[]\n4:1\n5:[]\n", 117, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert object to primitive value\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"a\\ud800b\",-0,1e21,\"$NaN\",\"$n-0042\"]\n", 52, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"Ye+/vWIwMWUrMjFOYU4tNDI=\"}}"},
+      {"0:\"$B1\"\n1:[\"ten\",\"$1\"]\n", 23, "{\"ok\":{\"$\":\"Blob\",\"type\":\"ten\",\"base64\":\"dGVuLA==\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",[\"x\",\"$1:1\"]]\n", 29, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eCw=\"}}"},
+      {"1:o3,hij0:\"$B1\"\n", 16, "{\"ok\":{\"$\":\"Blob\",\"type\":\"104\",\"base64\":\"MTA1MTA2\"}}"},
+      {"1:A2,hi0:\"$B1\"\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received an instance of ArrayBuffer\"}}"},
+      {"1:V2,hi0:\"$B1\"\n", 15, "{\"rejected\":{\"$\":\"Error\",\"message\":\"model.slice is not a function\"}}"},
+      {"1:g10,\x00""\x00""\x00""\x00""\x00""\x00""\xf8""?\x00""\x00""\x00""\x00""\x00""\x00""\x02""@0:\"$B1\"\n", 30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"1.5\",\"base64\":\"Mi4yNQ==\"}}"},
+      {"1:M10,\x05""\x00""\x00""\x00""\x00""\x00""\x00""\x00""\xfa""\xff""\xff""\xff""\xff""\xff""\xff""\xff""0:\"$B1\"\n", 30, "{\"ok\":{\"$\":\"Blob\",\"type\":\"5\",\"base64\":\"LTY=\"}}"},
+      {"1:o2,hi0:\"$B2\"\n2:[\"t\",\"$1\",[\"$1\"]]\n", 35, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"aGkxMDQsMTA1\"}}"},
+      {"0:\"$B1\"\n1:d16,\x00""\x00""\x00""\x00""\x00""\x00""\xf8""?\x00""\x00""\x00""\x00""\x00""\x00""\x02""@", 30, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Connection closed.\"}}"},
+      {"0:\"$B1\"\n1:\"it's a long string with many chars\"\n", 47, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"t's a long string with ma...\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"xa'b\\\"c\\n\"\n", 22, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"a'b\\\\\\\"c\\\\n\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"x\\ud83d\\ude00abc\"\n", 29, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('\xf0""\x9f""\x98""\x80""abc')\"}}"},
+      {"0:\"$B1\"\n1:[\"$Z2\"]\n2:E{\"digest\":\"d\"}\n", 36, "{\"ok\":{\"$\":\"Blob\",\"type\":\"error: an error occurred in the server components render. the specific message is omitted in production builds to avoid leaking sensitive details. a digest property is included on this error instance which may provide additional details about the nature of the error.\",\"base64\":\"\"}}"},
+      {"0:\"$B2\"\n2:[\"t\",\"$B1\"]\n1:[\"u\",\"zz\"]\n", 35, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"eno=\"}}"},
+      {"0:\"$K1\"\n1:[[\"a\",\"$\"]]\n", 22, "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot convert a Symbol value to a string\"}}"},
+      {"0:\"$K1\"\n1:[[\"k\",[\"x\",1]],[\"\\ud800\",2]]\n", 39, "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"x,1\"],[\"\xef""\xbf""\xbd""\",\"2\"]]}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$1:0\"]\n", 23, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"dA==\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'yy\"\n", 47, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
+      {"0:\"$B1\"\n1:\"-'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 45, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"'xxxxxxxxxxxxxxxxxxxxxxxx...\\\")\"}}"},
+      {"0:\"$B1\"\n1:\"-\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\"\n", 94, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\xf0""\x9f""\x98""\x80""\\ud83d...')\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 42, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxxxxx')\"}}"},
+      {"0:\"$B1\"\n1:\"-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n", 43, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string ('xxxxxxxxxxxxxxxxxxxxxxxxx...')\"}}"},
+      {"0:\"$B1\"\n1:\"-'\\u0001\\ud800\"\n", 27, "{\"rejected\":{\"$\":\"Error\",\"message\":\"The \\\"sources\\\" argument must be a sequence. Received type string (\\\"'\\\\u0001\\\\ud800\\\")\"}}"},
+      {"0:\"$B1\"\n1:[\"t\",\"$0\"]\n", 21, "{\"ok\":{\"$\":\"Blob\",\"type\":\"t\",\"base64\":\"bnVsbA==\"}}"},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     ts_expect_dump(cases[i].in, cases[i].len, 0, cases[i].want);
 }
@@ -446,204 +210,87 @@ Test(revive, map_and_set_keep_each_lazy_string_apart) {
  * model.length and model[i][0], [1]. Every expected dump is React 19.3.1's
  * client's ("$i" of a string: iterators_of_models_that_are_not_arrays). */
 Test(revive, collections_of_any_model_as_javascript_builds_them) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const struct {
     const char *in, *want;
   } cases[] = {
-      {"0:\"$Q1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
-      {"0:\"$W1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
-      {"0:\"$K1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading "
-       "'length')\"}}"},
-      {"0:\"$i1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"object null is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$Q1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
-      {"0:\"$W1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
-      {"0:\"$K1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
-       "'length')\"}}"},
-      {"0:\"$Q1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property "
-       "Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property "
-       "Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property "
-       "Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property "
-       "Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property "
-       "Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property "
-       "Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$i1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
-      {"0:\"$Q1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value a is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[\"a\",\"b\"]}}"},
-      {"0:\"$K1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"b\",\"undefined\"]]}}"},
-      {"0:\"$Q1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
-      {"0:\"$W1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
-      {"0:\"$K1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value \xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       " is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[\"\xf0"
-       "\x9f"
-       "\x98"
-       "\x80"
-       "\",\"a\"]}}"},
-      {"0:\"$K1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"\xef"
-       "\xbf"
-       "\xbd"
-       "\",\"undefined\"],[\"\xef"
-       "\xbf"
-       "\xbd"
-       "\",\"undefined\"],[\"a\",\"undefined\"]]}}"},
-      {"0:\"$Q1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$W1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read "
-       "property Symbol(Symbol.iterator))\"}}"},
-      {"0:\"$K1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
-      {"0:\"$Q1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 1 is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[1]}}"},
-      {"0:\"$K1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"},
-      {"0:\"$Q1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value null is not an entry "
-       "object\"}}"},
-      {"0:\"$W1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[null]}}"},
-      {"0:\"$K1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading "
-       "'0')\"}}"},
-      {"0:\"$i1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[null]}}"},
-      {"0:\"$Q1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value ab is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[\"ab\"]}}"},
-      {"0:\"$K1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"]]}}"},
-      {"0:\"$i1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"ab\"]}}"},
-      {"0:\"$Q1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value Symbol(x) is not an entry "
-       "object\"}}"},
-      {"0:\"$W1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
-      {"0:\"$K1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
-      {"0:\"$Q1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 0 is not an entry object\"}}"},
-      {"0:\"$W1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[0]}}"},
-      {"0:\"$K1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"-0\"}]}}"},
-      {"0:\"$Q1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"},
-      {"0:\"$W1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
-      {"0:\"$K1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
-      {"0:\"$i1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]"
-       "}}"},
-      {"0:\"$Q1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
-      {"0:\"$W1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
-      {"0:\"$K1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
-      {"0:\"$i1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
-      {"0:\"$Q1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value undefined is not an entry "
-       "object\"}}"},
-      {"0:\"$W1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"undefined\"}]}}"},
-      {"0:\"$K1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
-       "'0')\"}}"},
-      {"0:\"$i1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n",
-       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"undefined\"}]}}"},
-      {"0:\"$K1\"\n1:[\"a\",\"\\ud83d\\ude00\",\"x\\ud83d\\ude00\"]\n",
-       "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"\xef"
-       "\xbf"
-       "\xbd"
-       "\",\"\xef"
-       "\xbf"
-       "\xbd"
-       "\"],[\"x\",\"\xef"
-       "\xbf"
-       "\xbd"
-       "\"]]}}"},
+      {"0:\"$Q1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'length')\"}}"},
+      {"0:\"$i1\"\n1:null\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object null is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$Q1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:\"$undefined\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'length')\"}}"},
+      {"0:\"$Q1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number 5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"number -1.5 is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:-1.5\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"boolean true is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:true\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"bigint is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$n5\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"symbol is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$Sx\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"object is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$i1\"\n1:{\"a\":1}\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"},
+      {"0:\"$Q1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value a is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"a\",\"b\"]}}"},
+      {"0:\"$K1\"\n1:\"ab\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"b\",\"undefined\"]]}}"},
+      {"0:\"$Q1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[]}}"},
+      {"0:\"$W1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[]}}"},
+      {"0:\"$K1\"\n1:\"\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value \xf0""\x9f""\x98""\x80"" is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"\xf0""\x9f""\x98""\x80""\",\"a\"]}}"},
+      {"0:\"$K1\"\n1:\"\\ud83d\\ude00a\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"\xef""\xbf""\xbd""\",\"undefined\"],[\"\xef""\xbf""\xbd""\",\"undefined\"],[\"a\",\"undefined\"]]}}"},
+      {"0:\"$Q1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$W1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"function is not iterable (cannot read property Symbol(Symbol.iterator))\"}}"},
+      {"0:\"$K1\"\n1:\"$h2\"\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[]}}"},
+      {"0:\"$Q1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 1 is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[1]}}"},
+      {"0:\"$K1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[1]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"},
+      {"0:\"$Q1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value null is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[null]}}"},
+      {"0:\"$K1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading '0')\"}}"},
+      {"0:\"$i1\"\n1:[null]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[null]}}"},
+      {"0:\"$Q1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value ab is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[\"ab\"]}}"},
+      {"0:\"$K1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"]]}}"},
+      {"0:\"$i1\"\n1:[\"ab\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"ab\"]}}"},
+      {"0:\"$Q1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value Symbol(x) is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$Sx\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"symbol\",\"v\":\"x\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value 0 is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[0]}}"},
+      {"0:\"$K1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$-0\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"-0\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"},
+      {"0:\"$W1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"undefined\",\"undefined\"]]}}"},
+      {"0:\"$i1\"\n1:[\"$D2020-01-01T00:00:00.000Z\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"Date\",\"v\":\"2020-01-01T00:00:00.000Z\"}]}}"},
+      {"0:\"$Q1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
+      {"0:\"$W1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
+      {"0:\"$K1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"k\",\"v\"],[\"a\",\"b\"]]}}"},
+      {"0:\"$i1\"\n1:[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"k\",\"v\"],{\"0\":\"a\",\"1\":\"b\"}]}}"},
+      {"0:\"$Q1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Iterator value undefined is not an entry object\"}}"},
+      {"0:\"$W1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"undefined\"}]}}"},
+      {"0:\"$K1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading '0')\"}}"},
+      {"0:\"$i1\"\n1:[\"$undefined\"]\n2:{\"id\":\"x\",\"bound\":null}\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"undefined\"}]}}"},
+      {"0:\"$K1\"\n1:[\"a\",\"\\ud83d\\ude00\",\"x\\ud83d\\ude00\"]\n", "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"undefined\"],[\"\xef""\xbf""\xbd""\",\"\xef""\xbf""\xbd""\"],[\"x\",\"\xef""\xbf""\xbd""\"]]}}"},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     ts_expect_dump(cases[i].in, strlen(cases[i].in), 0, cases[i].want);
 }
@@ -733,38 +380,27 @@ Test(revive, rows_whose_whole_values_form_a_circle) {
  * check; every expected dump is React 19.3.1's client's (its oracle reads
  * these iterators as it reads an array's). */
 Test(revive, iterators_of_models_that_are_not_arrays) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const sized_case cases[] = {
-      SIZED("0:\"$i1\"\n1:\"gamma\"\n",
-            "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
-      SIZED(
-          "0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
-          "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",\"\xf0\x9f\x98\x80\",\"b\",\"\\ud800\"]}}"),
+      SIZED("0:\"$i1\"\n1:\"gamma\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"g\",\"a\",\"m\",\"m\",\"a\"]}}"),
+      SIZED("0:\"$i1\"\n1:\"a\\ud83d\\ude00b\\ud800\"\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",\"\xf0\x9f\x98\x80\",\"b\",\"\\ud800\"]}}"),
       SIZED("0:\"$i1\"\n1:\"\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[]}}"),
-      SIZED("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n",
-            "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
-      SIZED("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n",
-            "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
-      SIZED("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n",
-            "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
-      SIZED("1:o2,\x01\x02"
-            "0:\"$i1\"\n",
-            "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
-      SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
-            "0:\"$i1\"\n",
-            "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"bigint\",\"v\":\"1\"},{\"$\":"
-            "\"bigint\",\"v\":\"-1\"}]}}"),
-      SIZED("1:A2,\x01\x02"
-            "0:\"$i1\"\n",
-            "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a "
-            "function\"}}"),
+      SIZED("0:\"$i1\"\n1:\"$Q2\"\n2:[[\"a\",1]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",1]]}}"),
+      SIZED("0:\"$i1\"\n1:\"$W2\"\n2:[\"a\",1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[\"a\",1]}}"),
+      SIZED("0:\"$i1\"\n1:\"$K2\"\n2:[[\"a\",\"b\"]]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[[\"a\",\"b\"]]}}"),
+      SIZED("1:o2,\x01\x02" "0:\"$i1\"\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1,2]}}"),
+      SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff" "0:\"$i1\"\n",
+       "{\"ok\":{\"$\":\"Iterator\",\"items\":[{\"$\":\"bigint\",\"v\":\"1\"},{\"$\":\"bigint\",\"v\":\"-1\"}]}}"),
+      SIZED("1:A2,\x01\x02" "0:\"$i1\"\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
       SIZED("0:\"$i1\"\n1:\"$i2\"\n2:[1]\n", "{\"ok\":{\"$\":\"Iterator\",\"items\":[1]}}"),
       SIZED("0:[\"$i1\",\"$1\"]\n1:\"$Q2\"\n2:[[{\"x\":1},\"$3\"]]\n3:[2]\n",
-            "{\"ok\":[{\"$\":\"Iterator\",\"items\":[[{\"x\":1},[2]]]},{\"$\":\"Map\",\"entries\":["
-            "[{\"$\":\"ref\",\"to\":\"/ok/0/items/0/0\"},{\"$\":\"ref\",\"to\":\"/ok/0/items/0/"
-            "1\"}]]}]}"),
-      SIZED("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol."
-                                "iterator] is not a function\"}}"),
+       "{\"ok\":[{\"$\":\"Iterator\",\"items\":[[{\"x\":1},[2]]]},{\"$\":\"Map\",\"entries\":[[{\"$\":\"ref\",\"to\":\"/ok/0/items/0/0\"},{\"$\":\"ref\",\"to\":\"/ok/0/items/0/1\"}]]}]}"),
+      SIZED("0:\"$i1\"\n1:5\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"model[Symbol.iterator] is not a function\"}}"),
   };
+  // clang-format on
   expect_sized_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
 
@@ -773,22 +409,22 @@ Test(revive, iterators_of_models_that_are_not_arrays) {
  * 64-bit kinds; undefined past its end or for an ArrayBuffer). Found by
  * mutated payloads; every expected dump is React 19.3.1's client's. */
 Test(revive, map_and_form_data_entries_that_are_typed_arrays) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const sized_case cases[] = {
       SIZED("1:M10,\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"
-            "2:[\"text/plain\",\"$1\"]\n0:\"$K2\"\n",
-            "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"t\",\"e\"],[\"1\",\"-1\"]]}}"),
-      SIZED("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f"
-            "2:[\"$1\"]\n0:\"$K2\"\n",
-            "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"1.5\",\"Infinity\"]]}}"),
+        "2:[\"text/plain\",\"$1\"]\n0:\"$K2\"\n",
+        "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"t\",\"e\"],[\"1\",\"-1\"]]}}"),
+      SIZED("1:G8,\x00\x00\xc0\x3f\x00\x00\x80\x7f" "2:[\"$1\"]\n0:\"$K2\"\n",
+        "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"1.5\",\"Infinity\"]]}}"),
       SIZED("1:o3,abc2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,98]]}}"),
-      SIZED("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n",
-            "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
-      SIZED("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00"
-            "2:[\"$1\"]\n0:\"$Q2\"\n",
-            "{\"ok\":{\"$\":\"Map\",\"entries\":[[-1,1]]}}"),
+      SIZED("1:o1,a2:[\"$1\"]\n0:\"$Q2\"\n", "{\"ok\":{\"$\":\"Map\",\"entries\":[[97,{\"$\":\"undefined\"}]]}}"),
+      SIZED("1:L8,\xff\xff\xff\xff\x01\x00\x00\x00" "2:[\"$1\"]\n0:\"$Q2\"\n",
+        "{\"ok\":{\"$\":\"Map\",\"entries\":[[-1,1]]}}"),
       SIZED("1:A2,ab2:[\"$1\"]\n0:\"$Q2\"\n",
-            "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"),
+        "{\"ok\":{\"$\":\"Map\",\"entries\":[[{\"$\":\"undefined\"},{\"$\":\"undefined\"}]]}}"),
   };
+  // clang-format on
   expect_sized_cases(cases, sizeof cases / sizeof cases[0], 0);
 }
 
@@ -799,51 +435,44 @@ Test(revive, map_and_form_data_entries_that_are_typed_arrays) {
  * key is deleted otherwise). Found by the differential check (fuzz
  * corpus); every expected dump is React 19.3.1's development client's. */
 Test(revive, development_errors_and_prototypes_of_other_values) {
-  static const struct {
-    const char *in, *want;
-  } cases[] = {
-      {"1:null\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read "
-                                      "properties of null (reading 'name')\"}}"},
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
+  static const struct { const char *in, *want; } cases[] = {
+      {"1:null\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'name')\"}}"},
       {"0:{\"e\":\"$Z1\"}\n1:\"$undefined\"\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
-       "'name')\"}}"},
-      {"1:5\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' "
-                                   "operator to search for 'cause' in 5\"}}"},
-      {"1:\"abc\"\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use "
-                                         "'in' operator to search for 'cause' in abc\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'name')\"}}"},
+      {"1:5\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 5\"}}"},
+      {"1:\"abc\"\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in abc\"}}"},
       {"1:\"$Sfoo\"\n0:{\"e\":\"$Z1\"}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for "
-       "'cause' in Symbol(foo)\"}}"},
-      {"1:1.5e300\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use "
-                                         "'in' operator to search for 'cause' in 1.5e+300\"}}"},
-      {"1:\"$n12\"\n0:{\"e\":\"$Z1\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use "
-                                          "'in' operator to search for 'cause' in 12\"}}"},
-      {":{\"\":\"$Z0-:\"}\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties "
-                              "of null (reading 'name')\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in Symbol(foo)\"}}"},
+      {"1:1.5e300\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 1.5e+300\"}}"},
+      {"1:\"$n12\"\n0:{\"e\":\"$Z1\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot use 'in' operator to search for 'cause' in 12\"}}"},
+      {":{\"\":\"$Z0-:\"}\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'name')\"}}"},
       {"1:{\"message\":\"m\",\"stack\":[],\"env\":\"Server\"}\n0:{\"e\":\"$Z1\"}\n",
        "{\"ok\":{\"e\":{\"$\":\"Error\",\"message\":\"m\"}}}"},
       {"1:[]\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
-       "null: undefined\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: undefined\"}}"},
       {"1:{\"prototype\":\"xy\"}\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
-       "null: xy\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: xy\"}}"},
       {"1:{\"prototype\":true}\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
-       "null: true\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: true\"}}"},
       {"1:\"$Sx\"\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or "
-       "null: undefined\"}}"},
-      {"1:null\n0:[\"$P1\"]\n", "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read "
-                                "properties of null (reading 'prototype')\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Object prototype may only be an Object or null: undefined\"}}"},
+      {"1:null\n0:[\"$P1\"]\n",
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of null (reading 'prototype')\"}}"},
       {"1:\"$undefined\"\n0:{\"a\":{\"\":\"$P1\"}}\n",
-       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading "
-       "'prototype')\"}}"},
+       "{\"rejected\":{\"$\":\"Error\",\"message\":\"Cannot read properties of undefined (reading 'prototype')\"}}"},
       {"1:{\"prototype\":null}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n", "{\"ok\":{\"a\":{\"b\":2}}}"},
-      {"1:{\"prototype\":{\"q\":1}}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n",
-       "{\"ok\":{\"a\":{\"b\":2}}}"},
+      {"1:{\"prototype\":{\"q\":1}}\n0:{\"a\":{\"\":\"$P1\",\"b\":2}}\n", "{\"ok\":{\"a\":{\"b\":2}}}"},
       {"1:{\"prototype\":[1,2]}\n0:{\"a\":{\"\":\"$P1\"}}\n", "{\"ok\":{\"a\":{}}}"},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     ts_expect_dump(cases[i].in, strlen(cases[i].in), RSC_OPT_DEV, cases[i].want);
 }
@@ -878,49 +507,41 @@ Test(revive, element_tuples) {
  * (development rows take the walk: the same dumps), and rows the client
  * does not revive keep their arrays. */
 Test(revive, plain_element_tuples_are_built_while_parsing) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const struct {
     const char *in, *want;
   } cases[] = {
       {"0:[[\"$\"],[\"$\",\"a\"],[\"$\",\"a\",\"b\"],[\"$\",\"$\"],[\"$\",\"$$\"]]\n",
        "{\"ok\":[{\"$\":\"element\",\"type\":{\"$\":\"undefined\"},\"key\":{\"$\":\"undefined\"},"
-       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":{\"$\":"
-       "\"undefined\"},"
-       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":\"b\",\"props\":"
-       "{\"$\":"
-       "\"undefined\"}},{\"$\":\"element\",\"type\":{\"$\":\"symbol\",\"v\":\"react.transitional."
-       "element\"},"
-       "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":"
-       "\"$\","
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":{\"$\":\"undefined\"},"
+       "\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"a\",\"key\":\"b\",\"props\":{\"$\":"
+       "\"undefined\"}},{\"$\":\"element\",\"type\":{\"$\":\"symbol\",\"v\":\"react.transitional.element\"},"
+       "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}},{\"$\":\"element\",\"type\":\"$\","
        "\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}]}"},
       /* shared through references and paths, nested */
       {"0:{\"a\":\"$1\",\"b\":\"$1\",\"t\":\"$1:type\",\"c\":\"$1:props:children\"}\n"
        "1:[\"$\",\"div\",null,{\"children\":[\"$\",\"b\",\"k\",{}]}]\n",
-       "{\"ok\":{\"a\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{"
-       "\"$\":"
-       "\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{}}}},\"b\":{\"$\":\"ref\",\"to\":\"/ok/"
-       "a\"},"
+       "{\"ok\":{\"a\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":"
+       "\"element\",\"type\":\"b\",\"key\":\"k\",\"props\":{}}}},\"b\":{\"$\":\"ref\",\"to\":\"/ok/a\"},"
        "\"t\":\"div\",\"c\":{\"$\":\"ref\",\"to\":\"/ok/a/props/children\"}}}"},
       /* a "__proto__" key is the walk's to delete */
       {"0:[\"$\",\"div\",null,{\"__proto__\":{\"x\":1},\"y\":2}]\n",
        "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"y\":2}}}"},
       /* inside what the walk revives: a lazy, a promise */
       {"0:[\"$\",\"div\",null,{\"children\":\"$L1\"}]\n1:[\"$\",\"span\",null,{}]\n",
-       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":"
-       "\"lazy\","
-       "\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"span\",\"key\":null,"
-       "\"props\":{}}}}}}"},
+       "{\"ok\":{\"$\":\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"children\":{\"$\":\"lazy\","
+       "\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"span\",\"key\":null,\"props\":{}}}}}}"},
       {"0:\"$@1\"\n1:[\"$\",\"x\",null,{\"a\":[\"$\",\"y\",null,{}]}]\n",
-       "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
-       "\"x\","
-       "\"key\":null,\"props\":{\"a\":{\"$\":\"element\",\"type\":\"y\",\"key\":null,\"props\":{}}}"
-       "}}}"},
+       "{\"ok\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"x\","
+       "\"key\":null,\"props\":{\"a\":{\"$\":\"element\",\"type\":\"y\",\"key\":null,\"props\":{}}}}}}"},
       /* a module row's metadata is revived by the walk (an element here:
        * no id, no chunks, no name, and not async) */
       {"1:I[\"$\",[],\"x\"]\n0:\"$L1\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":{"
-       "\"$\":"
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":{\"$\":"
        "\"undefined\"},\"chunks\":{\"$\":\"undefined\"},\"name\":{\"$\":\"undefined\"}}}}"},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     expect_dump_both(cases[i].in, cases[i].want);
   /* The JSON stage itself: an element for a model row, an array otherwise
@@ -957,36 +578,31 @@ Test(revive, plain_element_tuples_are_built_while_parsing) {
  * the slot. Every expected dump is React 19.3.1's client's
  * (tests/conformance/differential.py); the development rows keep the slot. */
 Test(revive, tuples_without_their_marker_slot) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const struct {
     const char *in, *want;
   } cases[] = {
       /* late props, a client type and a late prop, a late key (it fills
        * the tuple, not the element) */
       {"0:[\"$\",\"div\",null,\"$1\"]\n1:{\"a\":1}\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
-       "\"div\","
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
        "\"key\":null,\"props\":{\"a\":1}}}}"},
       {"0:[\"$\",\"$L1\",null,{\"x\":\"$2\"}]\n1:I[\"m\",[],\"B\"]\n2:\"late\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$"
-       "\":"
-       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":["
-       "],"
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":{\"$\":"
+       "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"client_ref\",\"id\":\"m\",\"chunks\":[],"
        "\"name\":\"B\"}},\"key\":null,\"props\":{\"x\":\"late\"}}}}"},
-      {"0:[\"$\",\"div\",\"$1\",{}]\n1:\"k\"\n", "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
-                                                 "\"value\":{\"$\":\"element\",\"type\":\"div\","
-                                                 "\"key\":null,\"props\":{}}}}"},
+      {"0:[\"$\",\"div\",\"$1\",{}]\n1:\"k\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{}}}}"},
       /* paths into an element, through its props, to a tuple index, to a
        * marker */
-      {"0:{\"t\":\"$1:type\",\"p\":\"$1:props:x\",\"e\":\"$1\"}\n1:[\"$\",\"div\",null,{\"x\":\"$"
-       "2\"}]\n"
+      {"0:{\"t\":\"$1:type\",\"p\":\"$1:props:x\",\"e\":\"$1\"}\n1:[\"$\",\"div\",null,{\"x\":\"$2\"}]\n"
        "2:[1,2]\n",
-       "{\"ok\":{\"t\":\"div\",\"p\":[1,2],\"e\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
-       "\"value\":{\"$\":"
-       "\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"x\":{\"$\":\"ref\",\"to\":\"/ok/"
-       "p\"}}}}}}"},
+       "{\"ok\":{\"t\":\"div\",\"p\":[1,2],\"e\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
+       "\"element\",\"type\":\"div\",\"key\":null,\"props\":{\"x\":{\"$\":\"ref\",\"to\":\"/ok/p\"}}}}}}"},
       {"0:[\"$\",\"div\",null,{\"c\":\"$0:props:d:1\",\"d\":[\"a\",\"b\"]}]\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
-       "\"div\","
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
        "\"key\":null,\"props\":{\"c\":\"b\",\"d\":[\"a\",\"b\"]}}}}"},
       {"0:[\"$\",\"div\",null,{\"c\":\"$0:1\"}]\n",
        "{\"ok\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":{\"$\":\"Error\",\"message\":"
@@ -995,32 +611,26 @@ Test(revive, tuples_without_their_marker_slot) {
        "{\"rejected\":{\"$\":\"Error\",\"message\":\"Invalid reference.\"}}"},
       /* a tuple as a type; tuples of one and two slots */
       {"0:[\"$\",[\"$\",\"x\",\"$1\",{}],null,{}]\n1:\"k\"\n",
-       "{\"ok\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$"
-       "\":"
+       "{\"ok\":{\"$\":\"element\",\"type\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
        "\"element\",\"type\":\"x\",\"key\":null,\"props\":{}}},\"key\":null,\"props\":{}}}"},
       {"0:[[\"$\"],[\"$\",\"$1\"],[\"$\",\"$1\",\"$1\"]]\n1:\"a\"\n",
        "{\"ok\":[{\"$\":\"element\",\"type\":{\"$\":\"undefined\"},\"key\":{\"$\":\"undefined\"},"
        "\"props\":{\"$\":\"undefined\"}},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
-       "\"element\",\"type\":null,\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}},{"
-       "\"$\":"
+       "\"element\",\"type\":null,\"key\":{\"$\":\"undefined\"},\"props\":{\"$\":\"undefined\"}}},{\"$\":"
        "\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":null,\"key\":null,"
        "\"props\":{\"$\":\"undefined\"}}}]}"},
       /* inside a blocked element, a tuple's marker opens its own scope:
        * it blocks, errors or fills its key on its own */
-      {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n2:"
-       "\"x\"\n1:\"y\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
-       "\"div\","
-       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
-       "\"value\":{\"$\":"
+      {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",null,{\"b\":\"$2\"}]}]\n2:\"x\"\n1:\"y\"\n",
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
        "\"element\",\"type\":\"span\",\"key\":null,\"props\":{\"b\":\"x\"}}}}}}}"},
       {"0:[\"$\",\"div\",null,{\"a\":\"$1\",\"c\":[\"$\",\"span\",\"$2\",{}]}]\n1:\"y\"\n2:\"k\"\n",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
-       "\"div\","
-       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\","
-       "\"value\":{\"$\":"
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"div\","
+       "\"key\":null,\"props\":{\"a\":\"y\",\"c\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":"
        "\"element\",\"type\":\"span\",\"key\":null,\"props\":{}}}}}}}"},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     expect_dump_both(cases[i].in, cases[i].want);
   /* an error in it: the clients word it apart */
@@ -1045,6 +655,8 @@ Test(revive, tuples_without_their_marker_slot) {
  * nothing to read, is placed by the JSON stage (rsc__arrived_value): the
  * trees must be the walk's, in production and development alike. */
 Test(revive, arrived_values_are_placed_while_parsing) {
+  /* A vector table: one case a line, as generated. */
+  // clang-format off
   static const struct {
     const char *in, *want;
   } cases[] = {
@@ -1062,17 +674,17 @@ Test(revive, arrived_values_are_placed_while_parsing) {
        "\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"/ok/0\"}}]}"},
       /* a model row read already, plain: the same object */
       {"0:[\"$1\",\"$L2\"]\n1:{\"x\":1}\n2:[\"$1\",\"$1\"]\n",
-       "{\"ok\":[{\"x\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":[{\"$\":\"ref\","
-       "\"to\":"
+       "{\"ok\":[{\"x\":1},{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":[{\"$\":\"ref\",\"to\":"
        "\"/ok/0\"},{\"$\":\"ref\",\"to\":\"/ok/0\"}]}]}"},
       /* ids parseInt reads that the fast path leaves to the walk */
-      {"1a:T1,x0:[\"$1A\",\"$01a\",\"$1a\"]\n", "{\"ok\":[\"x\",\"x\",\"x\"]}"},
+      {"1a:T1,x0:[\"$1A\",\"$01a\",\"$1a\"]\n",
+       "{\"ok\":[\"x\",\"x\",\"x\"]}"},
       /* not arrived yet: a forward reference waits (the element blocks) */
       {"0:[\"$\",\"p\",null,{\"children\":\"$1\"}]\n1:T1,z",
-       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":"
-       "\"p\","
+       "{\"ok\":{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\",\"type\":\"p\","
        "\"key\":null,\"props\":{\"children\":\"z\"}}}}"},
   };
+  // clang-format on
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     expect_dump_both(cases[i].in, cases[i].want);
   /* A value read already that holds a lazy is the walk's: the walk notes
