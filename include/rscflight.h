@@ -603,10 +603,11 @@ RSC_API size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, si
 /* ERROR: the digest as any value (rsc_error_digest gives strings only), or
  * NULL when the error has none. */
 RSC_API const rsc_node *rsc_error_digest_node(const rsc_node *n);
-/* A copy of the node n in d's arena, valid until rsc_decoder_free: an event
- * hook keeps an rsc_event's value (valid during the call only) with it.
- * Containers are shared, not copied, so identity is kept. NULL when memory
- * runs out. */
+/* A copy of the node n in d's arena, valid until the decoder is reset or
+ * freed: for a host that keeps a value whose slot a later row may still
+ * fill or change (an item of a stream, a chunk's value read while it is
+ * blocked). Containers are shared, not copied, so identity is kept. NULL
+ * when memory runs out. */
 RSC_API const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n);
 
 /* cdef:end */
