@@ -83,6 +83,18 @@ rsc_decoder *ts_decode(const char *buf, size_t len, size_t piece, uint32_t flags
 
 char *ts_dump(rsc_decoder *d) { return d ? rsc_dump(d, 0, NULL) : NULL; }
 
+rsc_decoder *ts_decode_str(const char *s, uint32_t flags) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  rsc_error err;
+  return rsc_decode(s, strlen(s), &opt, &err);
+}
+
+const rsc_node *ts_root_value(rsc_decoder *d) { return rsc_chunk_value(rsc_decoder_root(d)); }
+
+const char *ts_str(const rsc_node *n) { return rsc_node_string(n, NULL); }
+
 void ts_expect_dump(const char *in, size_t len, uint32_t flags, const char *want) {
   rsc_decoder *d = ts_decode(in, len, 0, flags);
   cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK, "%s: %s", in, rsc_decoder_error(d)->msg);

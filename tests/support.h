@@ -28,6 +28,13 @@ rsc_decoder *ts_decode(const char *buf, size_t len, size_t piece, uint32_t flags
 /* The compact dump, or NULL (decoder error). Free with rsc_free. */
 char *ts_dump(rsc_decoder *d);
 
+/* rsc_decode of a NUL-terminated payload with these flags. */
+rsc_decoder *ts_decode_str(const char *s, uint32_t flags);
+/* The root's value when fulfilled, else NULL. */
+const rsc_node *ts_root_value(rsc_decoder *d);
+/* rsc_node_string without the length. */
+const char *ts_str(const rsc_node *n);
+
 /* Decodes in[0..len) whole: no error, and exactly this compact dump. */
 void ts_expect_dump(const char *in, size_t len, uint32_t flags, const char *want);
 #define DUMP(in, want) ts_expect_dump(in, sizeof(in) - 1, 0, want)

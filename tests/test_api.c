@@ -10,22 +10,11 @@
 
 #include "rscflight.h"
 #include "bench_hooks.h"
-
-static rsc_decoder *decode_str(const char *s, uint32_t flags) {
-  rsc_options opt;
-  rsc_options_init(&opt);
-  opt.flags = flags;
-  rsc_error err;
-  return rsc_decode(s, strlen(s), &opt, &err);
-}
-
-static const rsc_node *root_value(rsc_decoder *d) { return rsc_chunk_value(rsc_decoder_root(d)); }
+#include "support.h"
 
 static const rsc_node *get(const rsc_node *obj, const char *key) {
   return rsc_object_get(obj, key, strlen(key));
 }
-
-static const char *str(const rsc_node *n) { return rsc_node_string(n, NULL); }
 
 Test(api, version_and_names) {
   cr_expect_str_eq(rsc_version(), RSC_VERSION_STRING);
@@ -45,8 +34,8 @@ Test(api, accessors_are_safe_on_null_and_wrong_kinds) {
   cr_expect_null(rsc_element_type(NULL));
   cr_expect_null(rsc_chunk_value(NULL));
   cr_expect_eq(rsc_chunk_id(NULL), -1);
-  rsc_decoder *d = decode_str("0:[1,\"a\"]\n", 0);
-  const rsc_node *arr = root_value(d);
+  rsc_decoder *d = ts_decode_str("0:[1,\"a\"]\n", 0);
+  const rsc_node *arr = ts_root_value(d);
   cr_assert_eq(rsc_node_kind(arr), RSC_ARRAY);
   size_t len = 99;
   cr_expect_null(rsc_node_string(arr, &len));
@@ -62,21 +51,21 @@ Test(api, accessors_are_safe_on_null_and_wrong_kinds) {
 }
 
 Test(api, values_and_kinds) {
-  rsc_decoder *d = decode_str("1:I[\"mod/B.js\",[\"c1\",\"c1.js\"],\"B\",1]\n"
-                              "2:[[\"k\",1]]\n"
-                              "3:o3,\x01\x02\x03"
-                              "0:{\"el\":[\"$\",\"$L1\",\"k\",{\"n\":\"$n-12\"}],\"m\":\"$Q2\","
-                              "\"b\":\"$3\",\"d\":\"$D2020-01-01T00:00:00.000Z\","
-                              "\"u\":\"$undefined\",\"z\":\"$-0\",\"e\":\"$Z\",\"s\":\"$$x\"}\n",
-                              0);
+  rsc_decoder *d = ts_decode_str("1:I[\"mod/B.js\",[\"c1\",\"c1.js\"],\"B\",1]\n"
+                                 "2:[[\"k\",1]]\n"
+                                 "3:o3,\x01\x02\x03"
+                                 "0:{\"el\":[\"$\",\"$L1\",\"k\",{\"n\":\"$n-12\"}],\"m\":\"$Q2\","
+                                 "\"b\":\"$3\",\"d\":\"$D2020-01-01T00:00:00.000Z\","
+                                 "\"u\":\"$undefined\",\"z\":\"$-0\",\"e\":\"$Z\",\"s\":\"$$x\"}\n",
+                                 0);
   cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
-  const rsc_node *root = root_value(d);
+  const rsc_node *root = ts_root_value(d);
   cr_assert_eq(rsc_node_kind(root), RSC_OBJECT);
   cr_expect_eq(rsc_node_len(root), 7, "u is absent");
   cr_expect_null(get(root, "u"));
   const rsc_node *el = get(root, "el");
   cr_assert_eq(rsc_node_kind(el), RSC_ELEMENT);
-  cr_expect_str_eq(str(rsc_element_key(el)), "k");
+  cr_expect_str_eq(ts_str(rsc_element_key(el)), "k");
   const rsc_node *type = rsc_element_type(el);
   cr_assert_eq(rsc_node_kind(type), RSC_LAZY);
   const rsc_chunk *mod = rsc_node_chunk(type);
@@ -84,17 +73,17 @@ Test(api, values_and_kinds) {
   cr_assert_eq(rsc_chunk_status(mod), RSC_CHUNK_FULFILLED);
   const rsc_node *cref = rsc_chunk_value(mod);
   cr_assert_eq(rsc_node_kind(cref), RSC_CLIENT_REF);
-  cr_expect_str_eq(str(rsc_client_ref_id(cref)), "mod/B.js");
-  cr_expect_str_eq(str(rsc_client_ref_name(cref)), "B");
+  cr_expect_str_eq(ts_str(rsc_client_ref_id(cref)), "mod/B.js");
+  cr_expect_str_eq(ts_str(rsc_client_ref_name(cref)), "B");
   cr_expect_eq(rsc_node_len(rsc_client_ref_chunks(cref)), 2);
   cr_expect(rsc_client_ref_is_async(cref));
   const rsc_node *big = get(rsc_element_props(el), "n");
   cr_expect_eq(rsc_node_kind(big), RSC_BIGINT);
-  cr_expect_str_eq(str(big), "-12");
+  cr_expect_str_eq(ts_str(big), "-12");
   const rsc_node *m = get(root, "m");
   cr_assert_eq(rsc_node_kind(m), RSC_MAP);
   cr_expect_eq(rsc_node_len(m), 2);
-  cr_expect_str_eq(str(rsc_node_at(m, 0)), "k");
+  cr_expect_str_eq(ts_str(rsc_node_at(m, 0)), "k");
   cr_expect_eq(rsc_node_number(rsc_node_at(m, 1)), 1);
   size_t blen;
   const uint8_t *bytes = rsc_node_bytes(get(root, "b"), &blen);
@@ -106,7 +95,7 @@ Test(api, values_and_kinds) {
   cr_expect(z == 0 && signbit(z));
   cr_expect_eq(rsc_node_kind(get(root, "e")), RSC_ERROR);
   cr_expect_null(rsc_error_digest(get(root, "e")));
-  cr_expect_str_eq(str(get(root, "s")), "$x");
+  cr_expect_str_eq(ts_str(get(root, "s")), "$x");
   size_t klen;
   cr_expect_str_eq(rsc_object_key(root, 0, &klen), "el");
   rsc_decoder_free(d);
@@ -118,10 +107,10 @@ Test(api, values_and_kinds) {
  * are static, is read by key in chunks::streams.) */
 Test(api, object_keys_keep_their_length) {
   rsc_decoder *d =
-      decode_str("0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
-                 "\"\":5}\n",
-                 0);
-  const rsc_node *root = root_value(d);
+      ts_decode_str("0:{\"k\\ud800\":1,\"a longer key than most\":1e400,\"b\":2,\"b\":3,\"10\":4,"
+                    "\"\":5}\n",
+                    0);
+  const rsc_node *root = ts_root_value(d);
   cr_assert_eq(rsc_node_kind(root), RSC_OBJECT);
   cr_assert_eq(rsc_node_len(root), 5);
   static const struct {
@@ -141,9 +130,9 @@ Test(api, object_keys_keep_their_length) {
 
 /* Shared values are one node: a reference never copies. */
 Test(api, references_share_identity) {
-  rsc_decoder *d =
-      decode_str("1:{\"x\":1}\n0:{\"a\":\"$1\",\"b\":\"$1\",\"c\":\"$0:a\",\"self\":\"$0\"}\n", 0);
-  const rsc_node *root = root_value(d);
+  rsc_decoder *d = ts_decode_str(
+      "1:{\"x\":1}\n0:{\"a\":\"$1\",\"b\":\"$1\",\"c\":\"$0:a\",\"self\":\"$0\"}\n", 0);
+  const rsc_node *root = ts_root_value(d);
   uintptr_t a = rsc_node_identity(get(root, "a"));
   cr_expect_neq(a, 0);
   cr_expect_eq(rsc_node_identity(get(root, "b")), a);
@@ -161,8 +150,8 @@ Test(api, shares_names_what_references_placed) {
                         "\"self\":\"$0\",\"bin\":\"$4\"}\n"
                         "1:{\"x\":[2]}\n2:{\"q\":{\"r\":1},\"s\":[3]}\n"
                         "3:[[\"k\",{\"v\":1}]]\n";
-  rsc_decoder *d = decode_str(payload, RSC_OPT_TRACK_SHARED);
-  const rsc_node *root = root_value(d);
+  rsc_decoder *d = ts_decode_str(payload, RSC_OPT_TRACK_SHARED);
+  const rsc_node *root = ts_root_value(d);
   cr_assert_not_null(root);
   cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(root)), 1);
   cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root, "a"))), 1);
@@ -179,12 +168,12 @@ Test(api, shares_names_what_references_placed) {
   cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(two, "s"))), 0);
   rsc_decoder_free(d);
   /* Without the option every identity may be shared. */
-  d = decode_str(payload, 0);
-  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(root_value(d), "own"))), 1);
+  d = ts_decode_str(payload, 0);
+  cr_expect_eq(rsc_decoder_shares(d, rsc_node_identity(get(ts_root_value(d), "own"))), 1);
   /* A reset forgets them. */
   rsc_decoder_free(d);
-  d = decode_str(payload, RSC_OPT_TRACK_SHARED);
-  uintptr_t a = rsc_node_identity(get(root_value(d), "a"));
+  d = ts_decode_str(payload, RSC_OPT_TRACK_SHARED);
+  uintptr_t a = rsc_node_identity(get(ts_root_value(d), "a"));
   cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
   cr_expect_eq(rsc_decoder_shares(d, a), 0);
   rsc_decoder_free(d);
@@ -204,7 +193,7 @@ Test(api, root_usable_before_later_rows) {
   cr_assert_eq(rsc_decoder_feed(d, "1:\"late\"\n", 9), RSC_OK);
   cr_assert_eq(rsc_chunk_status(rsc_node_chunk(lazy)), RSC_CHUNK_FULFILLED);
   const rsc_node *el = rsc_chunk_value(rsc_node_chunk(lazy));
-  cr_expect_str_eq(str(get(rsc_element_props(el), "children")), "late");
+  cr_expect_str_eq(ts_str(get(rsc_element_props(el), "children")), "late");
   cr_expect_eq(rsc_decoder_finish(d), RSC_OK);
   rsc_decoder_free(d);
 }
@@ -392,7 +381,7 @@ Test(api, reset_starts_a_new_stream) {
   const char good[] = "0:{\"a\":\"$1\"}\n1:[2]\n";
   cr_assert_eq(rsc_decoder_feed(d, good, strlen(good)), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-  const rsc_node *a = get(root_value(d), "a");
+  const rsc_node *a = get(ts_root_value(d), "a");
   cr_expect_eq(rsc_node_number(rsc_node_at(a, 0)), 2);
   cr_expect_eq(rsc_decoder_chunk_count(d), 2);
   /* Errors come at offsets of the new stream. */
@@ -410,7 +399,7 @@ Test(api, reset_starts_a_new_stream) {
     int n = snprintf(row, sizeof row, "0:[\"$1\",%d]\n1:\"%0*d\"\n", i, 40, i);
     cr_assert_eq(rsc_decoder_feed(d, row, (size_t)n), RSC_OK);
     cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-    cr_expect_eq(rsc_node_number(rsc_node_at(root_value(d), 1)), i);
+    cr_expect_eq(rsc_node_number(rsc_node_at(ts_root_value(d), 1)), i);
     if (i == 10) peak = rsc_decoder_peak_memory(d);
   }
   cr_expect_eq(rsc_decoder_peak_memory(d), peak);
@@ -430,7 +419,7 @@ Test(api, reset_starts_a_new_stream) {
     cr_assert_eq(rsc_decoder_feed(d, text, n), RSC_OK);
     cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
     size_t slen = 0;
-    cr_expect(rsc_node_string(rsc_node_at(root_value(d), 0), &slen) && slen == big);
+    cr_expect(rsc_node_string(rsc_node_at(ts_root_value(d), 0), &slen) && slen == big);
     /* The first reset may gather small blocks into one (arena.c): from
      * the second round on, the same memory each time, never more. */
     size_t now = rsc_decoder_peak_memory(d);
@@ -508,7 +497,7 @@ Test(api, freed_decoder_is_kept_for_the_next) {
   int before = warm_events;
   cr_assert_eq(rsc_decoder_feed(d3, "0:[7]\n", 6), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(d3), RSC_OK);
-  cr_expect_eq(rsc_node_number(rsc_node_at(root_value(d3), 0)), 7);
+  cr_expect_eq(rsc_node_number(rsc_node_at(ts_root_value(d3), 0)), 7);
   cr_expect_eq(warm_events, before, "the hook of a decoder freed before was called");
 
   /* Another depth limit sizes simdjson's buffers otherwise: a new decoder,
@@ -554,7 +543,7 @@ Test(api, a_big_decoder_is_kept_trimmed) {
   cr_expect_gt(kept, (size_t)8 << 20, "%zu of %zu kept", kept, held);
   cr_assert_eq(rsc_decoder_feed(d2, "0:[1]\n", 6), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(d2), RSC_OK);
-  cr_expect_eq(rsc_node_number(rsc_node_at(root_value(d2), 0)), 1);
+  cr_expect_eq(rsc_node_number(rsc_node_at(ts_root_value(d2), 0)), 1);
   cr_expect_eq(rsc_decoder_peak_memory(d2), kept, "a tiny payload took a new block");
   rsc_decoder_free(d2);
   rsc_release_memory();
@@ -609,7 +598,7 @@ static void *warm_worker(void *arg) {
     rsc_decoder *d = rsc_decoder_new(NULL);
     if (!d || rsc_decoder_feed(d, row, (size_t)n) != RSC_OK || rsc_decoder_finish(d) != RSC_OK)
       return (void *)1;
-    const rsc_node *v = root_value(d);
+    const rsc_node *v = ts_root_value(d);
     if (rsc_node_number(rsc_node_at(v, 0)) != t || rsc_node_number(rsc_node_at(v, 1)) != i)
       return (void *)1;
     rsc_decoder_free(d);
@@ -637,9 +626,9 @@ Test(api, element_owner_in_development_only) {
   const char *pending = "0:[\"$\",\"div\",null,{},\"$1\",null,1]\n1:{\"name\":\"App\"}\n";
   const char *inputs[] = {now, blocked, pending};
   for (int k = 0; k < 3; k++) {
-    rsc_decoder *d = decode_str(inputs[k], RSC_OPT_DEV);
+    rsc_decoder *d = ts_decode_str(inputs[k], RSC_OPT_DEV);
     cr_assert_not_null(d);
-    const rsc_node *el = root_value(d);
+    const rsc_node *el = ts_root_value(d);
     while (el && rsc_node_kind(el) == RSC_LAZY) el = rsc_chunk_value(rsc_node_chunk(el));
     cr_assert_eq(rsc_node_kind(el), RSC_ELEMENT, "input %d", k);
     const rsc_node *owner = rsc_element_owner(el);
@@ -647,18 +636,18 @@ Test(api, element_owner_in_development_only) {
       cr_expect_null(owner);
     } else {
       cr_assert_not_null(owner, "input %d", k);
-      cr_expect_str_eq(str(get(owner, "name")), "App");
+      cr_expect_str_eq(ts_str(get(owner, "name")), "App");
     }
     rsc_decoder_free(d);
   }
-  rsc_decoder *d = decode_str(now, 0);
-  cr_assert_eq(rsc_node_kind(root_value(d)), RSC_ELEMENT);
-  cr_expect_null(rsc_element_owner(root_value(d)));
+  rsc_decoder *d = ts_decode_str(now, 0);
+  cr_assert_eq(rsc_node_kind(ts_root_value(d)), RSC_ELEMENT);
+  cr_expect_null(rsc_element_owner(ts_root_value(d)));
   rsc_decoder_free(d);
-  d = decode_str(
+  d = ts_decode_str(
       "2:{\"name\":\"App\"}\n1:[\"$\",\"div\",null,{},\"$2\",null,1]\n0:\"$1:_owner:name\"\n",
       RSC_OPT_DEV);
-  cr_expect_str_eq(str(root_value(d)), "App");
+  cr_expect_str_eq(ts_str(ts_root_value(d)), "App");
   rsc_decoder_free(d);
 }
 
@@ -730,7 +719,7 @@ Test(api, borrowed_input) {
       rsc_decoder_feed(d, buf, n);
     }
     cr_assert_eq(rsc_decoder_finish(d), RSC_OK, "%s", rsc_decoder_error(d)->msg);
-    const rsc_node *root = root_value(d);
+    const rsc_node *root = ts_root_value(d);
     size_t len;
     const char *text = rsc_node_string(rsc_node_at(root, 1), &len);
     const uint8_t *bytes = rsc_node_bytes(rsc_node_at(root, 2), &len);
@@ -786,17 +775,17 @@ Test(api, parcel_client_refs_carry_bundles_name_and_import_map) {
     const rsc_node *cr = module_value(d, 5);
     cr_assert_eq(rsc_node_kind(cr), RSC_CLIENT_REF);
     cr_expect(rsc_client_ref_is_parcel(cr));
-    cr_expect_str_eq(str(rsc_client_ref_id(cr)), "Fd3eE");
-    cr_expect_str_eq(str(rsc_client_ref_name(cr)), "Feed");
+    cr_expect_str_eq(ts_str(rsc_client_ref_id(cr)), "Fd3eE");
+    cr_expect_str_eq(ts_str(rsc_client_ref_name(cr)), "Feed");
     const rsc_node *bundles = rsc_client_ref_chunks(cr);
     cr_assert_eq(rsc_node_len(bundles), 2);
-    cr_expect_str_eq(str(rsc_node_at(bundles, 0)), "Feed.1c9e03.js", "outlined, revived");
+    cr_expect_str_eq(ts_str(rsc_node_at(bundles, 0)), "Feed.1c9e03.js", "outlined, revived");
     cr_expect_not(rsc_client_ref_is_async(cr), "a 4th element is Parcel's import map");
     const rsc_node *map = rsc_client_ref_import_map(cr);
     cr_assert_not_null(map);
-    cr_expect_str_eq(str(get(map, "1c9e03")), "/Feed.1c9e03.js");
+    cr_expect_str_eq(ts_str(get(map, "1c9e03")), "/Feed.1c9e03.js");
     const rsc_node *ns = module_value(d, 6);
-    cr_expect_str_eq(str(rsc_client_ref_name(ns)), "*");
+    cr_expect_str_eq(ts_str(rsc_client_ref_name(ns)), "*");
     cr_expect_null(rsc_client_ref_import_map(ns));
     char *dump = rsc_dump(d, 0, NULL);
     cr_expect(strstr(dump, "\"chunks\":[\"Feed.1c9e03.js\",\"a.js\"],\"name\":\"Feed\","
@@ -823,7 +812,7 @@ Test(api, webpack_rows_stay_webpack_and_rspack_unescaped_names_are_undefined) {
   d = decode_bundler(rows, RSC_BUNDLER_RSPACK);
   cr_expect_eq(rsc_node_kind(module_value(d, 2)), RSC_UNDEFINED, "\"$\" is the element marker");
   cr_expect_eq(rsc_node_kind(module_value(d, 3)), RSC_CLIENT_REF);
-  cr_expect_str_eq(str(rsc_client_ref_name(module_value(d, 3))), "W");
+  cr_expect_str_eq(ts_str(rsc_client_ref_name(module_value(d, 3))), "W");
   rsc_decoder_free(d);
 }
 
@@ -832,9 +821,9 @@ Test(api, webpack_rows_stay_webpack_and_rspack_unescaped_names_are_undefined) {
 /* The floor is not a public flag: the bit it uses inside the library is
  * ignored in a host's options, so such a decode revives as any other. */
 Test(api, parse_only_bit_in_host_options_is_ignored) {
-  rsc_decoder *d = decode_str("0:{\"a\":\"hi\"}\n", RSC__OPT_PARSE_ONLY);
+  rsc_decoder *d = ts_decode_str("0:{\"a\":\"hi\"}\n", RSC__OPT_PARSE_ONLY);
   cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
-  cr_expect_str_eq(str(get(root_value(d), "a")), "hi");
+  cr_expect_str_eq(ts_str(get(ts_root_value(d), "a")), "hi");
   rsc_decoder_free(d);
   FILE *f = fopen(RSC_FIXTURES "/../include/rscflight.h", "r");
   cr_assert_not_null(f);
@@ -857,7 +846,7 @@ Test(api, parse_only_hook_builds_nothing_and_holds_across_reset) {
     cr_assert_eq(rsc_decoder_feed(d, rows, sizeof rows - 1), RSC_OK);
     cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
     cr_expect_eq(rsc_decoder_chunk_count(d), 1, "only the awaited root: round %d", round);
-    cr_expect_null(root_value(d), "round %d", round);
+    cr_expect_null(ts_root_value(d), "round %d", round);
     cr_expect_null(rsc_decoder_incomplete(d), "row 3 never came: round %d", round);
     cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
   }

@@ -11,20 +11,8 @@
 #include "rscflight.h"
 #include "support.h"
 
-static rsc_decoder *decode_str(const char *s, uint32_t flags) {
-  rsc_options opt;
-  rsc_options_init(&opt);
-  opt.flags = flags;
-  rsc_error err;
-  return rsc_decode(s, strlen(s), &opt, &err);
-}
-
-static const rsc_node *root_value(rsc_decoder *d) { return rsc_chunk_value(rsc_decoder_root(d)); }
-
-static const char *str(const rsc_node *n) { return rsc_node_string(n, NULL); }
-
 Test(chunks, chunk_table) {
-  rsc_decoder *d = decode_str("2:\"two\"\n0:{\"a\":\"$L5\"}\n", 0);
+  rsc_decoder *d = ts_decode_str("2:\"two\"\n0:{\"a\":\"$L5\"}\n", 0);
   cr_expect_eq(rsc_decoder_chunk_count(d), 3);
   cr_expect_eq(rsc_chunk_id(rsc_decoder_chunk_at(d, 0)), 0, "the root is created first");
   cr_expect_null(rsc_decoder_chunk(d, 7));
@@ -35,7 +23,7 @@ Test(chunks, chunk_table) {
   /* Row 2 arrived but nothing read it: a read parses it. */
   const rsc_chunk *two = rsc_decoder_chunk(d, 2);
   cr_expect_eq(rsc_chunk_status(two), RSC_CHUNK_FULFILLED);
-  cr_expect_str_eq(str(rsc_chunk_value(two)), "two");
+  cr_expect_str_eq(ts_str(rsc_chunk_value(two)), "two");
   rsc_decoder_free(d);
 }
 
@@ -49,11 +37,11 @@ Test(chunks, chunk_ids_near_and_far) {
   n += (size_t)snprintf(buf + n, sizeof buf - n,
                         "0:[\"$c8\",\"$7fffffff\",\"$96\",\"$12d\",\"$L1000\"]\n");
   cr_assert_lt(n, sizeof buf);
-  rsc_decoder *d = decode_str(buf, 0);
+  rsc_decoder *d = ts_decode_str(buf, 0);
   cr_assert_eq(rsc_chunk_status(rsc_decoder_root(d)), RSC_CHUNK_FULFILLED);
-  const rsc_node *root = root_value(d);
-  cr_expect_str_eq(str(rsc_node_at(root, 0)), "x");
-  cr_expect_str_eq(str(rsc_node_at(root, 1)), "far");
+  const rsc_node *root = ts_root_value(d);
+  cr_expect_str_eq(ts_str(rsc_node_at(root, 0)), "x");
+  cr_expect_str_eq(ts_str(rsc_node_at(root, 1)), "far");
   cr_expect_eq(rsc_node_number(rsc_node_at(root, 2)), 150);
   cr_expect_eq(rsc_node_number(rsc_node_at(root, 3)), 200);
   cr_expect_eq(rsc_decoder_chunk_count(d), 304);
@@ -75,28 +63,28 @@ Test(chunks, chunk_ids_near_and_far) {
 }
 
 Test(chunks, partial_streams_halt) {
-  rsc_decoder *d = decode_str("0:{\"a\":\"$@1\"}\n", RSC_OPT_ALLOW_PARTIAL);
+  rsc_decoder *d = ts_decode_str("0:{\"a\":\"$@1\"}\n", RSC_OPT_ALLOW_PARTIAL);
   cr_expect_eq(rsc_chunk_status(rsc_decoder_chunk(d, 1)), RSC_CHUNK_HALTED);
   rsc_decoder_free(d);
 }
 
 Test(chunks, streams) {
-  rsc_decoder *d = decode_str("1:x\n0:\"$1\"\n1:T1,a1:{\"b\":1}\n2:\"ret\"\n1:C\"$2\"\n", 0);
-  const rsc_node *s = root_value(d);
+  rsc_decoder *d = ts_decode_str("1:x\n0:\"$1\"\n1:T1,a1:{\"b\":1}\n2:\"ret\"\n1:C\"$2\"\n", 0);
+  const rsc_node *s = ts_root_value(d);
   cr_assert_eq(rsc_node_kind(s), RSC_STREAM);
   cr_expect_eq(rsc_stream_kind_of(s), RSC_STREAM_ITERATOR);
   cr_assert_eq(rsc_stream_len(s), 2);
-  cr_expect_str_eq(str(rsc_stream_at(s, 0)), "a");
+  cr_expect_str_eq(ts_str(rsc_stream_at(s, 0)), "a");
   cr_expect_eq(rsc_stream_end_of(s), RSC_STREAM_DONE);
-  cr_expect_str_eq(str(rsc_stream_end_value(s)), "ret");
+  cr_expect_str_eq(ts_str(rsc_stream_end_value(s)), "ret");
   rsc_decoder_free(d);
 }
 
 /* An async iterator item that revives to undefined is an item (found by
  * fuzz_walk: rsc_stream_at returned NULL for it). */
 Test(chunks, undefined_iterator_items) {
-  rsc_decoder *d = decode_str("1:x\n0:\"$1\"\n1:\"$undefined\"\n1:C\n", 0);
-  const rsc_node *s = root_value(d);
+  rsc_decoder *d = ts_decode_str("1:x\n0:\"$1\"\n1:\"$undefined\"\n1:C\n", 0);
+  const rsc_node *s = ts_root_value(d);
   cr_assert_eq(rsc_stream_len(s), 1);
   cr_expect_eq(rsc_node_kind(rsc_stream_at(s, 0)), RSC_UNDEFINED);
   cr_expect_null(rsc_stream_at(s, 1));
