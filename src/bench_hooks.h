@@ -22,6 +22,14 @@ extern "C" {
  * is ignored. */
 void rsc__decoder_set_parse_only(rsc_decoder *d);
 
+/* The floor with a walk: as parse-only, and after each parse one pass over
+ * simdjson's tape that reads every value once and looks at the first byte
+ * of every string (what a decoder that built nothing for plain JSON would
+ * still do). Its time against the parse-only floor is the room a design
+ * that leaves plain values on the tape has (docs/performance.md). */
+#define RSC__OPT_PARSE_WALK (1u << 30)
+void rsc__decoder_set_parse_walk(rsc_decoder *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -116,7 +116,8 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   rsc_options o;
   if (opt) o = *opt;
   else rsc_options_init(&o);
-  o.flags &= ~RSC__OPT_PARSE_ONLY; /* internal: rsc__decoder_set_parse_only */
+  /* internal: rsc__decoder_set_parse_only and _walk */
+  o.flags &= ~(RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK);
   fill_limits(&o.limits);
   rsc_alloc al = o.alloc;
   if (default_alloc(&al)) {
@@ -213,6 +214,10 @@ static void warm_trim(rsc_decoder *d) {
 
 void rsc__decoder_set_parse_only(rsc_decoder *d) {
   if (d) d->opt.flags |= RSC__OPT_PARSE_ONLY;
+}
+
+void rsc__decoder_set_parse_walk(rsc_decoder *d) {
+  if (d) d->opt.flags |= RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK;
 }
 
 void rsc_decoder_free(rsc_decoder *d) {
@@ -627,7 +632,9 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
         tag == 'x' || n == 0)
       return RSC_OK;
     if (tag == 'H') p++, n--;
-    rsc__json_parse_only((rsc_json *)d->json, p, n, row->padded);
+    if (d->opt.flags & RSC__OPT_PARSE_WALK)
+      rsc__json_parse_walk((rsc_json *)d->json, p, n, row->padded);
+    else rsc__json_parse_only((rsc_json *)d->json, p, n, row->padded);
     return RSC_OK;
   }
 

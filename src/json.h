@@ -63,6 +63,10 @@ json_result rsc__json_parse(rsc_json *j, const uint8_t *data, size_t len, bool p
 
 /* Parse only (benchmark floor): returns 0 when simdjson accepts the row. */
 int rsc__json_parse_only(rsc_json *j, const uint8_t *data, size_t len, bool padded);
+/* Parse, then read every value of the tape once, looking at each string's
+ * first byte (the floor with a walk, bench_hooks.h): returns the strings
+ * that start with "$", or -1 when simdjson refuses the row. */
+long rsc__json_parse_walk(rsc_json *j, const uint8_t *data, size_t len, bool padded);
 
 /* The fallback parser. data is valid UTF-8 (lone surrogates allowed as
  * escapes). Same contract as rsc__json_parse. */

@@ -772,6 +772,28 @@ extern "C" int rsc__json_parse_only(rsc_json *j, const uint8_t *data, size_t len
   }
 }
 
+extern "C" long rsc__json_parse_walk(rsc_json *j, const uint8_t *data, size_t len, bool padded) {
+  try {
+    const uint8_t *p = ensure_padded(j, data, len, padded);
+    if (!p) return -1;
+    dom::element root;
+    if (j->parser.parse(p, len, false).get(root)) return -1;
+    const uint64_t *tape = j->parser.doc.tape.get();
+    const uint8_t *strings = j->parser.doc.string_buf.get();
+    const uint64_t *w = tape + 1, *end = tape + uint32_t(tape[0]) - 1;
+    long dollars = 0;
+    while (w < end) {
+      uint64_t word = *w;
+      uint8_t type = uint8_t(word >> 56);
+      if (type == '"') dollars += strings[(word & 0x00FFFFFFFFFFFFFFull) + 4] == '$';
+      w += type == 'l' || type == 'u' || type == 'd' ? 2 : 1;
+    }
+    return dollars;
+  } catch (...) {
+    return -1;
+  }
+}
+
 extern "C" int rsc__utf8_valid(const uint8_t *data, size_t len) {
   return simdjson::validate_utf8(reinterpret_cast<const char *>(data), len) ? 1 : 0;
 }

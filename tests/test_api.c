@@ -860,3 +860,24 @@ Test(api, parse_only_hook_builds_nothing_and_holds_across_reset) {
   rsc_decoder_free(d);
   rsc__decoder_set_parse_only(NULL); /* safe on NULL */
 }
+
+/* The walk floor is the parse-only floor plus a pass over the tape: it too
+ * builds nothing, and its bit in a host's options is ignored. */
+Test(api, parse_walk_hook_builds_nothing_and_its_bit_is_ignored) {
+  static const char rows[] = "2:[\"$1\",{\"k\":\"$3\"}]\n0:{\"a\":\"$2\"}\n";
+  rsc_decoder *d = ts_decode_str(rows, RSC__OPT_PARSE_WALK);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
+  cr_expect_eq(rsc_decoder_chunk_count(d), 4, "a host's bit is ignored: a full decode");
+  rsc_decoder_free(d);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  d = rsc_decoder_new(&opt);
+  cr_assert_not_null(d);
+  rsc__decoder_set_parse_walk(d);
+  cr_assert_eq(rsc_decoder_feed(d, rows, sizeof rows - 1), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_expect_eq(rsc_decoder_chunk_count(d), 1, "only the awaited root");
+  cr_expect_null(ts_root_value(d));
+  rsc_decoder_free(d);
+  rsc__decoder_set_parse_walk(NULL); /* safe on NULL */
+}

@@ -608,6 +608,15 @@ Test(bench, parse_only_floor_runs, .timeout = 60) {
   }
 }
 
+/* --parse-walk (the floor and one pass over the tape) runs the same way. */
+Test(bench, parse_walk_floor_runs, .timeout = 60) {
+  run_result r = run("bench --json --parse-walk --reuse --min-time 0.01 shop.rsc");
+  cr_assert_eq(r.status, 0, "%s", r.out);
+  cr_expect_eq(count_of(r.out, "\"file\":\"shop.rsc\""), 1, "%s", r.out);
+  cr_expect_not_null(strstr(r.out, "\"median_ns\":"), "%s", r.out);
+  free(r.out);
+}
+
 /* --files-in-turns: every file timed in one process, one record each, in
  * the order given, each with its own sizes and at least 5 decodes; it
  * takes the whole buffer on one thread only. */

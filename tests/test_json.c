@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "json.h"
 #include "support.h"
 
 Test(json, objects_follow_javascript_rules) {
@@ -181,6 +182,35 @@ Test(json, a_byte_order_mark_is_dropped_per_row_with_the_flag) {
         "{\"rejected\":{\"$\":\"Error\",\"message\":\"Unexpected token '" BOM "', \\\"" BOM
         "\\\"x\\\"\\\" is not valid JSON\"}}");
   SPLIT("1:" BOM "[1]\n0:{\"x\":\"$1\"}\n", RSC_OPT_DROP_BOM, "{\"ok\":{\"x\":[1]}}");
+}
+
+/* ---- the walk floor (bench_hooks.h) -------------------------------------- */
+
+/* It reads every value of the tape: each string's first byte, keys
+ * included, numbers' two words skipped; a row simdjson refuses is -1. */
+Test(json, parse_walk_counts_the_dollar_strings_of_every_value) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_not_null(d);
+  rsc_json *j = (rsc_json *)d->json;
+  static const struct {
+    const char *row;
+    long want;
+  } cases[] = {
+      {"[\"$\",\"div\",null,{\"a\":\"$L1\"}]", 2},
+      {"{\"$k\":1.5,\"n\":-7,\"u\":18446744073709551615,\"s\":\"$@2\"}", 2},
+      {"[[[\"$a\"]],{},[],true,false,\"\",\"x$\"]", 1},
+      {"\"$Sreact.fragment\"", 1},
+      {"12", 0},
+      {"[1,", -1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *row = cases[i].row;
+    cr_expect_eq(rsc__json_parse_walk(j, (const uint8_t *)row, strlen(row), false), cases[i].want,
+                 "%s", row);
+  }
+  rsc_decoder_free(d);
 }
 
 /* ---- JSON batches (json_shim.cpp) ---------------------------------------- */

@@ -6,6 +6,7 @@
  *                   [--strict]
  *                   [FILE|-]
  *   rscflight bench [--json] [--min-time S] [--chunk-size N[,N...]] [--parse-only]
+ *                   [--parse-walk]
  *                   [--borrow-input] [--reuse] [--files-in-turns] [--threads N[,N...]]
  *                   [--html] [FILE...|-]
  *   rscflight tree  [--color[=WHEN]] [--no-color] [--full] [--depth N] [--no-finish]
@@ -172,6 +173,7 @@ static void bench_help(FILE *f) {
           "  --min-time S       time each file for at least S seconds (default 1)\n"
           "  --chunk-size N     feed N bytes at a time (0: the buffer whole, the default)\n"
           "  --parse-only       frame rows and parse their JSON with simdjson only (floor)\n"
+          "  --parse-walk       the floor, then one pass reading every value of the tape\n"
           "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
           "  --lenient          decode values no server writes as React does\n"
           "  --borrow-input     text and binary rows point into the input, not copies\n"
@@ -378,7 +380,8 @@ static void feed_all(rsc_decoder *d, const char *buf, size_t len, size_t chunk) 
  * rsc_decoder_new itself ignores. */
 static rsc_decoder *decoder_new(const rsc_options *opt) {
   rsc_decoder *d = rsc_decoder_new(opt);
-  if (d && (opt->flags & RSC__OPT_PARSE_ONLY)) rsc__decoder_set_parse_only(d);
+  if (d && (opt->flags & RSC__OPT_PARSE_WALK)) rsc__decoder_set_parse_walk(d);
+  else if (d && (opt->flags & RSC__OPT_PARSE_ONLY)) rsc__decoder_set_parse_only(d);
   return d;
 }
 
@@ -849,6 +852,7 @@ static int cmd_bench(int argc, char **argv) {
     bool bad = false;
     if (strcmp(a, "--json") == 0) json = 1;
     else if (strcmp(a, "--parse-only") == 0) flags |= RSC__OPT_PARSE_ONLY;
+    else if (strcmp(a, "--parse-walk") == 0) flags |= RSC__OPT_PARSE_WALK;
     else if (strcmp(a, "--borrow-input") == 0) flags |= RSC_OPT_BORROW_INPUT;
     else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
     else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
