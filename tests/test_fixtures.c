@@ -248,7 +248,8 @@ Test(fixtures, a_reset_decoder_decodes_like_a_new_one) {
 }
 
 /* HTML pages (fixtures/html): the payload extracted from each page is the
- * payload its framework's runtime reads, and it decodes to the same dump. */
+ * payload its framework's runtime reads, and it decodes to the same dump,
+ * which for a Next.js page is the dump Next's own Flight client gave. */
 Test(fixtures, html_pages_decode_like_their_payloads) {
   size_t len;
   char *text = ts_fixture("html/index.json", &len);
@@ -261,7 +262,7 @@ Test(fixtures, html_pages_decode_like_their_payloads) {
       JSON_OK);
   const rsc_node *list = rsc_object_get(&root, "fixtures", 8);
   cr_assert_gt(rsc_node_len(list), 10);
-  int decoded = 0;
+  int decoded = 0, next_dumps = 0;
   for (size_t i = 0; i < rsc_node_len(list); i++) {
     const rsc_node *e = rsc_node_at(list, i);
     char hname[256], pname[256], rel[300];
@@ -284,6 +285,19 @@ Test(fixtures, html_pages_decode_like_their_payloads) {
     char *a = outcome(ts_decode(got, glen, 0, 0));
     char *b = outcome(ts_decode(payload, plen, 0, 0));
     cr_expect_str_eq(a, b, "%s: dumps differ", hname);
+    /* Next.js pages: the dump equals the one Next's own Flight client gave */
+    char dname[256];
+    if (member_str(e, "next_client_dump", dname, sizeof dname)) {
+      size_t dlen;
+      snprintf(rel, sizeof rel, "html/%s", dname);
+      char *want = ts_fixture(rel, &dlen);
+      cr_assert(want, "%s: missing %s", hname, dname);
+      const char *why = "";
+      cr_expect(ts_json_equal(a, strlen(a), want, dlen, &why), "%s: differs from %s: %s", hname,
+                dname, why);
+      next_dumps++;
+      free(want);
+    }
     /* A page whose runtime reads damaged bytes (rsc-html-stream loses a
      * byte in one hand-made case) fails alike both ways; the others decode. */
     const rsc_node *same = rsc_object_get(e, "payload_equals_server_payload", 29);
@@ -295,7 +309,8 @@ Test(fixtures, html_pages_decode_like_their_payloads) {
     free(html);
     free(payload);
   }
-  cr_log_info("HTML pages decoded: %d", decoded);
+  cr_log_info("HTML pages decoded: %d, equal to Next's client: %d", decoded, next_dumps);
+  cr_expect_gt(next_dumps, 0, "no next_client_dump in fixtures/html/index.json");
   rsc_decoder_free(jd);
   free(text);
 }
