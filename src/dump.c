@@ -15,128 +15,7 @@
 #include "idmap.h"
 #include "json.h"
 #include "revive.h"
-
-/* ---- output buffer ------------------------------------------------------- */
-
-/* Where the text goes: a buffer that grows to hold it all (rsc_dump), or a
- * fixed buffer of DUMP_PIECE bytes handed to a writer each time it fills
- * (rsc_dump_to), so the text never sits in memory whole. */
-#define DUMP_PIECE 65536
-
-typedef struct sbuf {
-  char *p;
-  size_t len, cap;
-  rsc_status status;  /* RSC_ERR_NOMEM, or RSC_ERR_USER when the writer failed:
-                         nothing more is written */
-  bool off;           /* printing disabled (the force walk) */
-  rsc_write_fn write; /* NULL: grow */
-  void *ctx;
-} sbuf;
-
-/* Hands the buffered text to the writer. */
-static void sb_flush(sbuf *b) {
-  if (b->status || !b->len) return;
-  if (b->write(b->ctx, b->p, b->len) != 0) b->status = RSC_ERR_USER;
-  b->len = 0;
-}
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->off || b->status) return;
-  if (b->write) {
-    while (n > b->cap - b->len) {
-      size_t room = b->cap - b->len;
-      memcpy(b->p + b->len, s, room);
-      b->len += room;
-      s += room;
-      n -= room;
-      sb_flush(b);
-      if (b->status) return;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    return;
-  }
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *np = (char *)realloc(b->p, cap);
-    if (!np) {
-      b->status = RSC_ERR_NOMEM;
-      return;
-    }
-    b->p = np;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-/* A JSON string as JSON.stringify writes it (ES2019): lone surrogates, kept
- * as WTF-8 inside, come out as lowercase \udxxx escapes. */
-static void sb_string(sbuf *b, const char *s, size_t n) {
-  if (b->off) return;
-  sb_put(b, "\"", 1);
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint8_t c = (uint8_t)s[i];
-    const char *esc = NULL;
-    char tmp[8];
-    size_t skip = 0;
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\n') esc = "\\n";
-    else if (c == '\r') esc = "\\r";
-    else if (c == '\t') esc = "\\t";
-    else if (c == '\b') esc = "\\b";
-    else if (c == '\f') esc = "\\f";
-    else if (c < 0x20) {
-      snprintf(tmp, sizeof tmp, "\\u%04x", c);
-      esc = tmp;
-    } else if (c == 0xED && i + 2 < n && ((uint8_t)s[i + 1] & 0xE0) == 0xA0) {
-      unsigned cp = 0xD000u | (((uint8_t)s[i + 1] & 0x3Fu) << 6) | ((uint8_t)s[i + 2] & 0x3Fu);
-      snprintf(tmp, sizeof tmp, "\\u%04x", cp);
-      esc = tmp;
-      skip = 2;
-    }
-    if (esc) {
-      sb_put(b, s + i - run, run);
-      run = 0;
-      sb_puts(b, esc);
-      i += skip;
-    } else {
-      run++;
-    }
-  }
-  sb_put(b, s + n - run, run);
-  sb_put(b, "\"", 1);
-}
-
-static void sb_base64(sbuf *b, const uint8_t *p, size_t n) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  if (b->off) return;
-  sb_put(b, "\"", 1);
-  char out[4];
-  size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-    out[0] = tab[v >> 18];
-    out[1] = tab[(v >> 12) & 63];
-    out[2] = tab[(v >> 6) & 63];
-    out[3] = tab[v & 63];
-    sb_put(b, out, 4);
-  }
-  if (i < n) {
-    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-    out[0] = tab[v >> 18];
-    out[1] = tab[(v >> 12) & 63];
-    out[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-    out[3] = '=';
-    sb_put(b, out, 4);
-  }
-  sb_put(b, "\"", 1);
-}
+#include "textout.h"
 
 /* ---- the walk ----------------------------------------------------------------- */
 
@@ -204,7 +83,7 @@ typedef struct place {
 
 typedef struct walker {
   rsc_decoder *d;
-  sbuf out;
+  rsc_text out;
   rsc_idmap seen;
   frame *stack;
   size_t depth, cap;
@@ -278,7 +157,7 @@ static void sb_pointer(walker *w, uint32_t at) {
       }
     }
   }
-  sb_string(&w->out, text, o);
+  rsc__text_json_string(&w->out, text, o);
   free(chain);
   free(text);
 }
@@ -287,10 +166,10 @@ static void newline(walker *w, size_t depth) {
   if (!w->indent || w->out.off) return;
   static const char spaces[] = "                                                                "
                                "                                                                ";
-  sb_put(&w->out, "\n", 1);
+  rsc__text_put(&w->out, "\n", 1);
   for (size_t left = depth * (size_t)w->indent; left > 0;) {
     size_t n = left < sizeof spaces - 1 ? left : sizeof spaces - 1;
-    sb_put(&w->out, spaces, n);
+    rsc__text_put(&w->out, spaces, n);
     left -= n;
   }
 }
@@ -340,7 +219,7 @@ static void push_frame(walker *w, child *kids, size_t n, bool object) {
     w->stack = s;
     w->cap = cap;
   }
-  sb_put(&w->out, object ? "{" : "[", 1);
+  rsc__text_put(&w->out, object ? "{" : "[", 1);
   frame *f = &w->stack[w->depth++];
   f->kids = kids;
   f->n = n;
@@ -412,9 +291,9 @@ static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
      * every wrapper is (docs/spec/CANONICAL-DUMP.md 5), and that value as a
      * ref. */
     const frame *open = &w->stack[c->dump_frame - 1];
-    sb_puts(&w->out, "{\"$\":\"ref\",\"to\":");
+    rsc__text_puts(&w->out, "{\"$\":\"ref\",\"to\":");
     sb_pointer(w, open->place);
-    sb_puts(&w->out, "}");
+    rsc__text_puts(&w->out, "}");
     return;
   }
   rsc__read_chunk(w->d, c); /* a consumer's first read parses it */
@@ -441,7 +320,7 @@ static const char *binary_name(uint8_t kind) { return rsc_binary_kind_name((rsc_
 /* Prints a value, or opens a frame for a composite one. */
 static void visit(walker *w, const rsc_node *n) {
   rsc_decoder *d = w->d;
-  sbuf *b = &w->out;
+  rsc_text *b = &w->out;
   char num[40];
   if (rsc__has_identity(n)) {
     /* Inside a client reference values are printed anew (they may have
@@ -453,9 +332,9 @@ static void visit(walker *w, const rsc_node *n) {
     uintptr_t id = rsc_node_identity(n);
     uint32_t first = rsc__idmap_get(m, id);
     if (first != RSC_IDMAP_NONE) {
-      sb_puts(b, "{\"$\":\"ref\",\"to\":");
+      rsc__text_puts(b, "{\"$\":\"ref\",\"to\":");
       sb_pointer(w, first);
-      sb_puts(b, "}");
+      rsc__text_puts(b, "}");
       return;
     }
     uint32_t at = here(w);
@@ -466,43 +345,43 @@ static void visit(walker *w, const rsc_node *n) {
     w->identities++;
   }
   switch (n->kind) {
-  case RSC_NULL: sb_puts(b, "null"); return;
-  case RSC_BOOL: sb_puts(b, n->u.boolean ? "true" : "false"); return;
+  case RSC_NULL: rsc__text_puts(b, "null"); return;
+  case RSC_BOOL: rsc__text_puts(b, n->u.boolean ? "true" : "false"); return;
   case RSC_NUMBER: {
     double v = n->u.num;
-    if (isnan(v)) sb_puts(b, "{\"$\":\"NaN\"}");
-    else if (isinf(v)) sb_puts(b, v > 0 ? "{\"$\":\"Infinity\"}" : "{\"$\":\"-Infinity\"}");
-    else if (v == 0 && signbit(v)) sb_puts(b, "{\"$\":\"-0\"}");
-    else sb_put(b, num, rsc__format_number(v, num));
+    if (isnan(v)) rsc__text_puts(b, "{\"$\":\"NaN\"}");
+    else if (isinf(v)) rsc__text_puts(b, v > 0 ? "{\"$\":\"Infinity\"}" : "{\"$\":\"-Infinity\"}");
+    else if (v == 0 && signbit(v)) rsc__text_puts(b, "{\"$\":\"-0\"}");
+    else rsc__text_put(b, num, rsc__format_number(v, num));
     return;
   }
-  case RSC_STRING: sb_string(b, n->u.str, n->len); return;
+  case RSC_STRING: rsc__text_json_string(b, n->u.str, n->len); return;
   case RSC_UNDEFINED:
-  case RSC_NONE: sb_puts(b, "{\"$\":\"undefined\"}"); return;
+  case RSC_NONE: rsc__text_puts(b, "{\"$\":\"undefined\"}"); return;
   case RSC_BIGINT:
-    sb_puts(b, "{\"$\":\"bigint\",\"v\":");
-    sb_string(b, n->u.str, n->len);
-    sb_puts(b, "}");
+    rsc__text_puts(b, "{\"$\":\"bigint\",\"v\":");
+    rsc__text_json_string(b, n->u.str, n->len);
+    rsc__text_puts(b, "}");
     return;
   case RSC_DATE:
-    sb_puts(b, "{\"$\":\"Date\",\"v\":");
-    sb_string(b, n->u.str, n->len);
-    sb_puts(b, "}");
+    rsc__text_puts(b, "{\"$\":\"Date\",\"v\":");
+    rsc__text_json_string(b, n->u.str, n->len);
+    rsc__text_puts(b, "}");
     return;
   case RSC_SYMBOL:
-    sb_puts(b, "{\"$\":\"symbol\",\"v\":");
-    sb_string(b, n->u.str, n->len);
-    sb_puts(b, "}");
+    rsc__text_puts(b, "{\"$\":\"symbol\",\"v\":");
+    rsc__text_json_string(b, n->u.str, n->len);
+    rsc__text_puts(b, "}");
     return;
   case RSC_TEMP_REF:
-    sb_puts(b, "{\"$\":\"temporary_ref\",\"v\":");
-    sb_string(b, n->u.str, n->len);
-    sb_puts(b, "}");
+    rsc__text_puts(b, "{\"$\":\"temporary_ref\",\"v\":");
+    rsc__text_json_string(b, n->u.str, n->len);
+    rsc__text_puts(b, "}");
     return;
   case RSC_FUNCTION:
-    sb_puts(b, "{\"$\":\"function\",\"source\":");
-    sb_string(b, n->u.str, n->len);
-    sb_puts(b, "}");
+    rsc__text_puts(b, "{\"$\":\"function\",\"source\":");
+    rsc__text_json_string(b, n->u.str, n->len);
+    rsc__text_puts(b, "}");
     return;
   case RSC_ARRAY: open_items(w, n->u.items, n->len); return;
   case RSC_OBJECT:
@@ -685,18 +564,18 @@ static void visit(walker *w, const rsc_node *n) {
     push_frame(w, k, cnt, true);
     return;
   }
-  default: sb_puts(b, "null"); return;
+  default: rsc__text_puts(b, "null"); return;
   }
 }
 
 /* Opens the composite for a child that is not a plain value. */
 static void visit_child(walker *w, child *c) {
-  sbuf *b = &w->out;
+  rsc_text *b = &w->out;
   switch (c->kind) {
   case C_NODE: visit(w, c->own ? &c->inline_node : c->node); return;
-  case C_TEXT: sb_string(b, c->text, c->text_len); return;
-  case C_TRUE: sb_puts(b, "true"); return;
-  case C_OPEN: sb_puts(b, "\"open\""); return;
+  case C_TEXT: rsc__text_json_string(b, c->text, c->text_len); return;
+  case C_TRUE: rsc__text_puts(b, "true"); return;
+  case C_OPEN: rsc__text_puts(b, "\"open\""); return;
   case C_ITEMS: open_items(w, c->items, c->n); return;
   case C_MEMBERS: open_members(w, c->node); return;
   case C_PAIRS: {
@@ -710,7 +589,7 @@ static void visit_child(walker *w, child *c) {
     return;
   }
   case C_PAIR: open_items(w, c->items, 2); return;
-  case C_BASE64: sb_base64(b, (const uint8_t *)c->text, c->text_len); return;
+  case C_BASE64: rsc__text_base64(b, (const uint8_t *)c->text, c->text_len); return;
   case C_STREAM_BASE64: {
     /* A byte stream's pieces joined: their boundaries follow the network. */
     size_t total = 0;
@@ -725,7 +604,7 @@ static void visit_child(walker *w, child *c) {
       memcpy(all + o, c->stream->items[i].u.bytes, c->stream->items[i].len);
       o += c->stream->items[i].len;
     }
-    sb_base64(b, all, total);
+    rsc__text_base64(b, all, total);
     free(all);
     return;
   }
@@ -747,7 +626,7 @@ static void visit_child(walker *w, child *c) {
       else if (s->end == RSC_STREAM_ERRORED) kid_node(&k[0], "error", &s->end_value);
       else {
         free(k);
-        sb_puts(b, "\"open\"");
+        rsc__text_puts(b, "\"open\"");
         return;
       }
     } else {
@@ -759,7 +638,7 @@ static void visit_child(walker *w, child *c) {
         kid_inline(&k[0], "done", rsc__mk(RSC_UNDEFINED));
       else {
         free(k);
-        sb_puts(b, "\"open\"");
+        rsc__text_puts(b, "\"open\"");
         return;
       }
     }
@@ -774,18 +653,18 @@ static void run(walker *w) {
     frame *f = &w->stack[w->depth - 1];
     if (f->pos == f->n) {
       if (f->n) newline(w, w->depth - 1);
-      sb_put(&w->out, f->object ? "}" : "]", 1);
+      rsc__text_put(&w->out, f->object ? "}" : "]", 1);
       pop_frame(w);
       continue;
     }
     child *c = &f->kids[f->pos];
-    if (f->pos > 0) sb_put(&w->out, ",", 1);
+    if (f->pos > 0) rsc__text_put(&w->out, ",", 1);
     newline(w, w->depth);
     w->parent = f->place;
     w->here = RSC_IDMAP_NONE;
     if (f->object) {
-      sb_string(&w->out, c->key, c->klen);
-      sb_put(&w->out, w->indent ? ": " : ":", w->indent ? 2 : 1);
+      rsc__text_json_string(&w->out, c->key, c->klen);
+      rsc__text_put(&w->out, w->indent ? ": " : ":", w->indent ? 2 : 1);
       w->seg = c->key;
       w->segn = c->klen;
     } else {
@@ -803,7 +682,7 @@ static void run(walker *w) {
  * RSC_OK, the decoder's error when reading a chunk failed on the way,
  * RSC_ERR_NOMEM, RSC_ERR_USER (out's writer failed) or RSC_ERR_STATE (no
  * root). */
-static rsc_status dump_root(rsc_decoder *d, int pretty, sbuf *out) {
+static rsc_status dump_root(rsc_decoder *d, int pretty, rsc_text *out) {
   walker w;
   memset(&w, 0, sizeof w);
   w.d = d;
@@ -833,8 +712,8 @@ static rsc_status dump_root(rsc_decoder *d, int pretty, sbuf *out) {
     push_frame(&w, k, 1, true);
     run(&w);
   }
-  if (w.indent) sb_put(&w.out, "\n", 1);
-  if (w.out.write && !w.fail && !d->err.code) sb_flush(&w.out);
+  if (w.indent) rsc__text_put(&w.out, "\n", 1);
+  if (w.out.write && !w.fail && !d->err.code) rsc__text_flush(&w.out);
   rsc__idmap_free(&w.seen);
   rsc__idmap_free(&w.scope);
   free(w.stack);
@@ -847,7 +726,7 @@ static rsc_status dump_root(rsc_decoder *d, int pretty, sbuf *out) {
 
 char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
   if (!d || d->err.code) return NULL;
-  sbuf out;
+  rsc_text out;
   memset(&out, 0, sizeof out);
   if (dump_root(d, pretty, &out) != RSC_OK) {
     free(out.p);
@@ -860,13 +739,8 @@ char *rsc_dump(rsc_decoder *d, int pretty, size_t *len) {
 rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, void *ctx) {
   if (!d || !write) return RSC_ERR_STATE;
   if (d->err.code) return d->err.code;
-  sbuf out;
-  memset(&out, 0, sizeof out);
-  out.write = write;
-  out.ctx = ctx;
-  out.cap = DUMP_PIECE;
-  out.p = (char *)malloc(DUMP_PIECE);
-  if (!out.p) return RSC_ERR_NOMEM;
+  rsc_text out;
+  if (!rsc__text_to_writer(&out, write, ctx)) return RSC_ERR_NOMEM;
   rsc_status st = dump_root(d, pretty, &out);
   free(out.p);
   return st;
