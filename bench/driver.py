@@ -64,17 +64,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "python"))
 
-DECODERS = ["rscflight", "rscflight-new", "rscflight-borrow", "parse-only", "19.3.1", "19.2.9", "jsonparse"]
+DECODERS = ["rscflight", "rscflight-new", "rscflight-borrow", "parse-only", "parse-walk", "19.3.1", "19.2.9",
+            "jsonparse"]
 LABEL = {
     "rscflight": "rscflight",
     "rscflight-new": "rscflight (new decoder each time)",
     "rscflight-borrow": "rscflight (borrowed input)",
     "parse-only": "simdjson floor",
+    "parse-walk": "simdjson floor + walk",
     "19.3.1": "React 19.3.1",
     "19.2.9": "React 19.2.9",
     "jsonparse": "JSON.parse floor",
 }
-C_DECODERS = {"rscflight", "rscflight-new", "rscflight-borrow", "parse-only"}
+C_DECODERS = {"rscflight", "rscflight-new", "rscflight-borrow", "parse-only", "parse-walk"}
 JS_DECODERS = {"19.3.1", "19.2.9", "jsonparse"}
 SWEEP_CHUNKS = [1, 64, 4096, 65536]
 SCALING_SIZES = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8]
@@ -181,6 +183,8 @@ def c_decoder_flags(decoder):
     flags = []
     if decoder == "parse-only":
         flags.append("--parse-only")
+    if decoder == "parse-walk":
+        flags.append("--parse-walk")
     if decoder == "rscflight-borrow":
         flags.append("--borrow-input")
     if decoder != "rscflight-new":
@@ -497,6 +501,7 @@ COLORS = {
     "rscflight-new": "#e377c2",
     "rscflight-borrow": "#8c564b",
     "parse-only": "#ff9896",
+    "parse-walk": "#c49c94",
     "19.3.1": "#1f77b4",
     "19.2.9": "#9467bd",
     "jsonparse": "#2ca02c",
@@ -507,7 +512,7 @@ def _esc(s):
     return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-DASHED = {"simdjson floor", "JSON.parse floor"}
+DASHED = {"simdjson floor", "simdjson floor + walk", "JSON.parse floor"}
 
 
 def svg_loglog(series, title, xlabel, ylabel, xfmt, yfmt, width=760, height=480):
@@ -629,10 +634,15 @@ def compare(runner, payloads, decoders, rounds):
             "vs_jsonparse": ratio_median(times.get("jsonparse", []), rsc),
             # rscflight throughput / simdjson floor throughput
             "of_floor": ratio_median(times.get("parse-only", []), rsc),
+            # ... and against the floor plus one pass reading every value
+            # (what a decoder that built nothing for plain JSON would pay)
+            "of_walk": ratio_median(times.get("parse-walk", []), rsc),
+            "walk_of_parse": ratio_median(times.get("parse-only", []), times.get("parse-walk", [])),
             # React 19.3.1 (parse, then walk) against 19.2.9 (JSON.parse reviver)
             "19.3.1_vs_19.2.9": ratio_median(times.get("19.2.9", []), times.get("19.3.1", [])),
         }
         row["peak_bytes"] = median(peaks)
+        row["peak_per_byte"] = row["peak_bytes"] / nbytes if row["peak_bytes"] and nbytes else None
         results.append(row)
     return results
 
@@ -641,7 +651,8 @@ def compare_tables(results):
     head = ["class", "bytes", "rscflight", "MB/s", "React 19.3.1", "MB/s", "React 19.2.9", "MB/s",
             "JSON.parse", "MB/s", "simdjson MB/s", "vs 19.3.1", "vs 19.2.9", "vs JSON.parse", "of floor",
             "19.3.1 vs 19.2.9", "new decoder", "new vs 19.3.1",
-            "borrowed", "borrowed vs 19.3.1", "borrowed vs 19.2.9", "borrowed of floor"]
+            "borrowed", "borrowed vs 19.3.1", "borrowed vs 19.2.9", "borrowed of floor",
+            "of floor + walk", "walk of floor", "peak / input"]
     rows = []
     for r in results:
         t, m, q = r["median_ns"], r["mb_per_s"], r["ratios"]
@@ -657,6 +668,8 @@ def compare_tables(results):
             fmt_ns(t.get("rscflight-new")), fmt_ratio(q["new_vs_19.3.1"]),
             fmt_ns(t.get("rscflight-borrow")), fmt_ratio(q["borrow_vs_19.3.1"]),
             fmt_ratio(q["borrow_vs_19.2.9"]), fmt_pct(q["borrow_of_floor"]),
+            fmt_pct(q["of_walk"]), fmt_pct(q["walk_of_parse"]),
+            fmt_ratio(r["peak_per_byte"]),
         ])
     return head, rows
 
@@ -1081,6 +1094,10 @@ def main(argv=None):
             "MB/s = bytes / time, MB = 10^6 bytes. Ratios are medians of per-round ratios: "
             "'vs X' = time(X) / time(rscflight) (speedup of rscflight), "
             "'of floor' = rscflight throughput / simdjson DOM parse of the same JSON rows (rscflight --parse-only); "
+            "'of floor + walk' = rscflight throughput / that parse followed by one pass over simdjson's tape "
+            "reading every value and each string's first byte (rscflight --parse-walk: what a decoder that "
+            "built nothing for plain JSON would still pay), 'walk of floor' = floor time / floor + walk time; "
+            "'peak / input' = rscflight's peak bytes (allocator hooks) / payload bytes; "
             "'19.3.1 vs 19.2.9' = time(19.2.9) / time(19.3.1). "
             "rscflight and the simdjson floor reuse one decoder per process (rsc_decoder_reset between "
             "decodes: its memory stays mapped, as V8's heap stays warm for the JS clients); "

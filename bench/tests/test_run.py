@@ -148,3 +148,29 @@ def test_results_carry_no_machine_paths():
                 if prefix in text:
                     bad.append("%s: %s" % (os.path.relpath(path, ROOT), prefix))
     assert not bad, bad
+
+
+def test_compare_times_the_walk_floor_with_its_flag(tmp_path, monkeypatch):
+    """--parse-walk is passed to the CLI for the walk floor, and its ratio
+    and the peak per input byte reach the table (fake times: all 1000 ns,
+    peak 100 bytes)."""
+    log = tmp_path / "args.log"
+    cli = tmp_path / "rscflight"
+    cli.write_text(FAKE_CLI.replace("path = sys.argv[-1]",
+                                    "open(%r, 'a').write(' '.join(sys.argv[1:]) + '\\n')\npath = sys.argv[-1]"
+                                    % str(log)) % sys.executable)
+    cli.chmod(cli.stat().st_mode | stat.S_IXUSR)
+    out = tmp_path / "out"
+    rc = driver.main(["--cli", str(cli), "--decoders", "rscflight,parse-only,parse-walk", "--rounds", "1",
+                      "--files", TINY, "--out-dir", str(out)])
+    assert rc == 0
+    calls = log.read_text().splitlines()
+    assert sum("--parse-walk" in c for c in calls) == 1, calls
+    assert not any("--parse-walk" in c and "--parse-only" in c for c in calls), calls
+    with open(out / "latest.json") as f:
+        res = json.load(f)
+    r = res["results"][0]
+    assert r["ratios"]["of_walk"] == 1.0 and r["ratios"]["walk_of_parse"] == 1.0
+    assert r["peak_per_byte"] == 100 / os.path.getsize(TINY)
+    md = (out / "latest.md").read_text()
+    assert "of floor + walk" in md and "peak / input" in md
