@@ -23,7 +23,10 @@ enum {
   NF_WALK = 1u << 1,    /* a container holding something revive must touch    */
   NF_HOLES = 1u << 2,   /* an OBJECT with absent (undefined) members           */
   NF_PROTO = 1u << 3,   /* an OBJECT member list holds a "__proto__" key        */
-  NF_BORROWED = 1u << 4 /* a STRING in the caller's buffer: no NUL after it    */
+  NF_BORROWED = 1u << 4, /* a STRING in the caller's buffer: no NUL after it    */
+  NF_REACH = 1u << 5     /* an ELEMENT whose subtree may lead the read-through at
+                            finish to a chunk it must read (the revive walk
+                            sets it as it clears NF_WALK on plain containers) */
 };
 
 /* A value: 16 bytes, stored inline in arrays and members. Containers are

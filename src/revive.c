@@ -702,6 +702,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
       if (!create_element(d, v->u.items + marker_slots, n - 1, &el)) ok = false;
       else *v = el;
       if (v->kind != RSC_ELEMENT) reaches = true; /* blocked or errored: a lazy */
+      else if (reaches) v->flags |= NF_REACH;
     }
     d->walk.reaches = outer || reaches;
   }

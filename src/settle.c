@@ -86,7 +86,9 @@ static bool fw_first(force_walk *f, uintptr_t id) {
 }
 
 /* Whether a value can lead to a chunk to read. A JSON container with no
- * "$" string inside (no NF_WALK) holds plain data only. */
+ * "$" string inside (no NF_WALK) holds plain data only, and so does an
+ * element whose tuple's walk met nothing that may lead to one (no
+ * NF_REACH): a row of a table with one lazy cell enters that cell only. */
 static bool fw_needed(const force_walk *f, const rsc_node *n) {
   switch (n->kind) {
   case RSC_NULL:
@@ -105,6 +107,7 @@ static bool fw_needed(const force_walk *f, const rsc_node *n) {
   case RSC_BLOB: return f->shares; /* values with identity, for the sharing audit */
   case RSC_ARRAY:
   case RSC_OBJECT: return f->audit || (n->flags & NF_WALK) != 0;
+  case RSC_ELEMENT: return f->audit || (n->flags & NF_REACH) != 0;
   default: return true;
   }
 }

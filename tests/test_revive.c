@@ -962,3 +962,30 @@ Test(revive, split_text_rows_are_checked_past_their_ascii_prefix) {
     rsc_decoder_free(whole);
   }
 }
+
+/* The read-through at finish enters an element only when its tuple's walk
+ * met something that may lead to a chunk to read (NF_REACH): here the
+ * first cell's lazy names row 1, parsed on read; the second cell holds a
+ * date and a reference to a plain row that has arrived, so nothing of it
+ * leads anywhere. Row 1 is still read at finish. */
+Test(revive, only_elements_that_may_reach_a_chunk_are_entered_at_finish) {
+  rsc_decoder *d = ts_decode_str("2:{\"a\":1}\n"
+                                 "0:[\"$\",\"tr\",null,{\"children\":["
+                                 "[\"$\",\"td\",null,{\"children\":\"$L1\"}],"
+                                 "[\"$\",\"td\",null,{\"title\":\"$D2024-01-01T00:00:00.000Z\","
+                                 "\"data\":\"$2\"}]]}]\n"
+                                 "1:[\"$\",\"b\",null,{\"children\":\"late\"}]\n",
+                                 0);
+  cr_assert_eq(rsc_decoder_error(d)->code, RSC_OK);
+  const rsc_node *row = ts_root_value(d);
+  cr_assert_eq(rsc_node_kind(row), RSC_ELEMENT);
+  const rsc_node *cells = rsc_object_get(rsc_element_props(row), "children", 8);
+  const rsc_node *lazy_cell = rsc_node_at(cells, 0), *plain_cell = rsc_node_at(cells, 1);
+  cr_expect(row->flags & NF_REACH, "the row holds the lazy cell");
+  cr_expect(lazy_cell->flags & NF_REACH);
+  cr_expect_not(plain_cell->flags & NF_REACH, "nothing in it leads to a chunk");
+  const rsc_node *lazy = rsc_object_get(rsc_element_props(lazy_cell), "children", 8);
+  cr_assert_eq(rsc_node_kind(lazy), RSC_LAZY);
+  cr_expect_eq(rsc_chunk_status(rsc_node_chunk(lazy)), RSC_CHUNK_FULFILLED, "read at finish");
+  rsc_decoder_free(d);
+}
