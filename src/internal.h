@@ -19,10 +19,10 @@ extern "C" {
 
 /* Node flags. */
 enum {
-  NF_DOLLAR = 1u << 0,  /* a STRING whose first byte is '$': revive must look  */
-  NF_WALK = 1u << 1,    /* a container holding something revive must touch    */
-  NF_HOLES = 1u << 2,   /* an OBJECT with absent (undefined) members           */
-  NF_PROTO = 1u << 3,   /* an OBJECT member list holds a "__proto__" key        */
+  NF_DOLLAR = 1u << 0,   /* a STRING whose first byte is '$': revive must look  */
+  NF_WALK = 1u << 1,     /* a container holding something revive must touch    */
+  NF_HOLES = 1u << 2,    /* an OBJECT with absent (undefined) members           */
+  NF_PROTO = 1u << 3,    /* an OBJECT member list holds a "__proto__" key        */
   NF_BORROWED = 1u << 4, /* a STRING in the caller's buffer: no NUL after it    */
   NF_REACH = 1u << 5     /* an ELEMENT whose subtree may lead the read-through at
                             finish to a chunk it must read (the revive walk
