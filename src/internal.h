@@ -331,8 +331,13 @@ typedef struct chunk_table {
   size_t order_cap;
 } chunk_table;
 
-/* Keys of a reference path prefix the path memo keeps (path.c). */
-#define RSC_MEMO_DEPTH 8
+/* Keys of a reference path prefix the path memo keeps (path.c): Next.js
+ * pages dedupe props objects under paths of 12 keys and more. */
+#define RSC_MEMO_DEPTH 16
+/* Entries of the split cache and of the path memo: runs of paths into two
+ * objects interleave (a list of client components each given the same
+ * two props objects), and one entry of each missed on every change. */
+#define RSC_PATH_WAYS 2
 
 /* Reference paths (path.c): the key indexes of wide objects, the split
  * cache, the path memo and what the walk under way notes for it. */
@@ -341,17 +346,18 @@ struct rsc_paths {
    * arena memory */
   struct wide_index *wide;
   uint32_t wide_cap, wide_count;
-  /* the last reference path split: the next one that repeats it up to
-   * its last ':' takes those keys from it */
+  /* the last reference paths split (the most recent in [0]): the next one
+   * that repeats one up to its last ':' takes those keys from it */
   struct split_cache {
     const char *text; /* the reference after "$", as split               */
     size_t last;      /* offset of its last ':'                           */
     size_t id_len;
     const rsc_key *head; /* its keys but the last (rsc_path.head)          */
     uint32_t n;          /* keys; 0: nothing cached                          */
-  } split;
-  /* the prefix (all keys but the last) of the last reference path walked
-   * from a chunk's value, with the slots it read (path memo) */
+  } split[RSC_PATH_WAYS];
+  /* the prefixes (all keys but the last) of the last reference paths
+   * walked from a chunk's value, with the slots they read (path memo; the
+   * most recent in [0]) */
   struct path_memo {
     rsc_node root;    /* the value the walk started from    */
     const char *text; /* the prefix's keys, as written      */
@@ -361,7 +367,7 @@ struct rsc_paths {
     rsc_node seen[RSC_MEMO_DEPTH];        /* and what it read there             */
     rsc_node value[RSC_MEMO_DEPTH];       /* seen, or where its one lazy led    */
     bool hopped;                          /* the prefix went through a lazy     */
-  } memo;
+  } memo[RSC_PATH_WAYS];
   /* what the walk under way notes for the memo: here, not on the C stack,
    * since walks nest as deep as chunk initialisations do; a nested walk
    * bumps gen, and the walk it interrupted then records nothing */

@@ -166,9 +166,10 @@ static size_t prefix_text_len(const rsc_key *path, uint32_t n) {
   return (size_t)(path[n - 1].s + path[n - 1].n - path[0].s);
 }
 
-uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_path *path,
-                          const rsc_scope *h, rsc_node *value, bool *hopped) {
-  const struct path_memo *m = &d->paths.memo;
+/* One entry of the memo: as rsc__memo_resume. */
+static inline __attribute__((always_inline)) uint32_t
+memo_resume_at(const struct path_memo *m, const rsc_node *root, const rsc_path *path,
+               const rsc_scope *h, rsc_node *value, bool *hopped) {
   uint32_t depth = m->depth;
   if (!depth || path->n <= depth || memcmp(root, &m->root, sizeof *root) != 0) return 0;
   /* The same text over the same span is the same keys: both split at ':'.
@@ -192,11 +193,26 @@ uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_path *
   return depth;
 }
 
+uint32_t rsc__memo_resume(rsc_decoder *d, const rsc_node *root, const rsc_path *path,
+                          const rsc_scope *h, rsc_node *value, bool *hopped) {
+  struct path_memo *m = d->paths.memo;
+  _Static_assert(RSC_PATH_WAYS == 2, "the most recent entry, then the other");
+  uint32_t depth = memo_resume_at(&m[0], root, path, h, value, hopped);
+  if (depth || !(depth = memo_resume_at(&m[1], root, path, h, value, hopped))) return depth;
+  /* the other entry is the most recent now: entry 0 */
+  struct path_memo t = m[0];
+  m[0] = m[1];
+  m[1] = t;
+  return depth;
+}
+
 void rsc__memo_record(rsc_decoder *d, const rsc_node *root, const rsc_path *path, bool hopped) {
-  struct path_memo *m = &d->paths.memo;
   const struct path_notes *w = &d->paths.notes;
   uint32_t n = path->n, depth = n - 1;
   if (n < 2 || depth > RSC_MEMO_DEPTH) return;
+  /* in entry 0, the most recent; the entry it held becomes the other */
+  d->paths.memo[1] = d->paths.memo[0];
+  struct path_memo *m = &d->paths.memo[0];
   memcpy(&m->root, root, sizeof *root);
   m->text = path->head[0].s;
   m->text_len = prefix_text_len(path->head, depth);

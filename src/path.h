@@ -98,11 +98,20 @@ uint32_t rsc__find_colons(const char *s, size_t len, uint32_t *pos, uint32_t cap
  * only the rest is split. false: a limit or out of memory (recorded). */
 static inline bool rsc__split_path(rsc_decoder *d, const char *ref, size_t len, size_t *id_len,
                                    rsc_path *path) {
-  struct split_cache *sc = &d->paths.split;
+  /* The most recent entry is [0]; a path that shares the other's keys
+   * makes it [0], and a new split goes in [0], the one there moving on. */
+  struct split_cache *sc = d->paths.split;
   uint32_t small[16];
   uint32_t *pos = small;
-  bool sharing =
-      sc->n && len > sc->last && !d->paths.plain_paths && memcmp(ref, sc->text, sc->last + 1) == 0;
+  bool plain = d->paths.plain_paths;
+  bool sharing = !plain && sc->n && len > sc->last && memcmp(ref, sc->text, sc->last + 1) == 0;
+  if (!sharing && !plain) {
+    struct split_cache t = sc[0];
+    sharing = sc[1].n && len > sc[1].last && memcmp(ref, sc[1].text, sc[1].last + 1) == 0;
+    sc[0] = sc[1];
+    sc[1] = t;
+    if (!sharing) sc[0].n = 0; /* the least recent one, to be written over */
+  }
   size_t from = sharing ? sc->last + 1 : 0;
   uint32_t found = rsc__find_colons(ref + from, len - from, pos, 16);
   memset(path, 0, sizeof *path);

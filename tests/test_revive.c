@@ -828,6 +828,22 @@ Test(revive, paths_sharing_a_prefix_read_like_paths_walked_whole) {
       "2:{\"x\":{\"v\":1},\"y\":{\"v\":2}}\n"
       "0:{\"a\":{\"b\":\"$L2\"},\"p\":\"$0:a:b:x\",\"q\":\"$0:a:b:y:v\",\"r\":\"$0:a:b:x:v\"}\n",
       NULL);
+  /* Runs into two rows interleaving (what Next.js writes for a list of
+   * client components given the same props objects), one of them under
+   * a prefix of 11 keys. */
+  expect_paths_agree(
+      "9:[[0,{\"d\":{\"r\":{\"props\":{\"children\":[{\"props\":{\"children\":[{\"props\":"
+      "{\"labels\":{\"l\":1},\"currency\":{\"c\":2}}}]}}]}}}}]]\n"
+      "19:{\"props\":{\"options\":{\"shipping\":{\"s\":3}}}}\n"
+      "0:[\"$9:0:1:d:r:props:children:0:props:children:0:props:labels\","
+      "\"$9:0:1:d:r:props:children:0:props:children:0:props:currency\","
+      "\"$19:props:options:shipping\","
+      "\"$9:0:1:d:r:props:children:0:props:children:0:props:currency\","
+      "\"$9:0:1:d:r:props:children:0:props:children:0:props:labels\","
+      "\"$19:props:options:shipping\",\"$19:props:options:shipping:s\","
+      "\"$9:0:1:d:r:props:children:0:props:children:0:props:labels:l\"]\n",
+      "{\"ok\":[{\"l\":1},{\"c\":2},{\"s\":3},{\"$\":\"ref\",\"to\":\"/ok/1\"},{\"$\":\"ref\","
+      "\"to\":\"/ok/0\"},{\"$\":\"ref\",\"to\":\"/ok/2\"},3,1]}");
 }
 
 /* A path over the keys k[0, n): the keys but the last in k, the last apart. */
@@ -879,6 +895,9 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
   rsc_key path3[4] = {{text3 + 2, 1}, {text3 + 4, 1}, {text3 + 6, 1}, {text3 + 8, 1}};
   w->slot[2] = &items[1], w->seen[2] = items[1], w->led[2] = c->value;
   rsc__memo_record(d, &root, P(path3, 4), true);
+  /* "a:b" is the memo's other entry now (two_prefixes_interleave below);
+   * forgotten here, so that what follows tests the lazy's checks alone */
+  d->paths.memo[1].depth = 0;
   bool hopped = false;
   cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), NULL, &v, &hopped), 3);
   cr_expect(v.kind == RSC_NUMBER && v.u.num == 7 && hopped);
@@ -890,6 +909,46 @@ Test(revive, the_path_memo_resumes_only_over_unchanged_slots) {
   rsc_scope h = {0};
   h.chunk = c, h.value = rsc__num(7); /* the waiting reference's own chunk */
   cr_expect_eq(rsc__memo_resume(d, &root, P(path3, 4), &h, &v, NULL), 3);
+  rsc_decoder_free(d);
+}
+
+/* Runs of paths into two objects interleave (a list of client components,
+ * each given the same two props objects): the memo keeps two prefixes,
+ * the most recent first, and a third replaces the least recent. */
+Test(revive, the_path_memo_keeps_two_prefixes_that_interleave) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  rsc_member *m = rsc__alloc(d, 3 * sizeof *m);
+  RSC_KEY(k_a, "a");
+  RSC_KEY(k_b, "b");
+  RSC_KEY(k_c, "c");
+  m[0] = (rsc_member){k_a.s, rsc__num(1)};
+  m[1] = (rsc_member){k_b.s, rsc__num(2)};
+  m[2] = (rsc_member){k_c.s, rsc__num(3)};
+  rsc_node root = rsc__mk(RSC_OBJECT);
+  root.len = 3, root.u.members = m;
+  const char ta[] = "0:a:x", tb[] = "0:b:x", tc[] = "0:c:x";
+  rsc_key pa[2] = {{ta + 2, 1}, {ta + 4, 1}}, pb[2] = {{tb + 2, 1}, {tb + 4, 1}},
+          pc[2] = {{tc + 2, 1}, {tc + 4, 1}};
+  struct path_notes *w = &d->paths.notes;
+  rsc_node v;
+  w->slot[0] = &m[0].val, w->seen[0] = m[0].val, w->led[0] = m[0].val;
+  rsc__memo_record(d, &root, P(pa, 2), false);
+  w->slot[0] = &m[1].val, w->seen[0] = m[1].val, w->led[0] = m[1].val;
+  rsc__memo_record(d, &root, P(pb, 2), false);
+  for (int round = 0; round < 3; round++) {
+    cr_expect_eq(rsc__memo_resume(d, &root, P(pa, 2), NULL, &v, NULL), 1, "round %d", round);
+    cr_expect(v.kind == RSC_NUMBER && v.u.num == 1);
+    cr_expect_eq(rsc__memo_resume(d, &root, P(pb, 2), NULL, &v, NULL), 1, "round %d", round);
+    cr_expect(v.kind == RSC_NUMBER && v.u.num == 2);
+  }
+  /* b was met last: c replaces a */
+  w->slot[0] = &m[2].val, w->seen[0] = m[2].val, w->led[0] = m[2].val;
+  rsc__memo_record(d, &root, P(pc, 2), false);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(pc, 2), NULL, &v, NULL), 1);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(pb, 2), NULL, &v, NULL), 1);
+  cr_expect_eq(rsc__memo_resume(d, &root, P(pa, 2), NULL, &v, NULL), 0, "a was the least recent");
   rsc_decoder_free(d);
 }
 
