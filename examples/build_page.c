@@ -44,9 +44,10 @@ int main(void) {
   rsc_build_put(b, cart_props, "price", 5, rsc_build_number(b, 19.5));
   rsc_bval *body = rsc_build_array(b);
   rsc_build_push(b, body, tag(b, "h1", STR(b, "Lamp")));
-  rsc_build_push(b, body,
-                 rsc_build_element(b, rsc_build_client_ref(b, "app/Cart.js", chunks, 2, "AddToCart", 0),
-                                   NULL, 0, cart_props));
+  rsc_build_push(
+      b, body,
+      rsc_build_element(b, rsc_build_client_ref(b, "app/Cart.js", chunks, 2, "AddToCart", 0), NULL,
+                        0, cart_props));
   rsc_build_push(b, body, suspense(b, "Loading reviews...", reviews));
   rsc_build_push(b, body, suspense(b, "Checking stock...", stock));
   rsc_status s = rsc_builder_root(b, tag(b, "main", body));
