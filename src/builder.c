@@ -98,6 +98,7 @@ typedef struct written_ref {
 
 struct rsc_builder {
   rsc_alloc al;
+  rsc_arena arena; /* values, their strings, written keys */
   rsc_bval *all;
   rsc_status status;
   rsc_status broken; /* a flush failed: nothing more is written */
@@ -112,13 +113,17 @@ struct rsc_builder {
   size_t strings_size; /* React's writtenImportStringsSize */
   size_t serialized;   /* React's serializedSize */
   rsc_text imports, regular, errors;
+  rsc_text **rows; /* texts of rows being rendered (outlined rows nest),
+                      kept for the rows that follow */
+  size_t rows_used, rows_cap;
   size_t depth;
 };
 
 /* --- memory ------------------------------------------------------------- */
 
+/* Memory that lives as long as the builder. */
 static void *b_alloc(rsc_builder *b, size_t n) {
-  void *p = rsc__heap_alloc(&b->al, n ? n : 1);
+  void *p = rsc__arena_alloc(&b->arena, n ? n : 1);
   if (!p) b->status = RSC_ERR_NOMEM;
   return p;
 }
@@ -162,16 +167,11 @@ static rsc_bval *new_val(rsc_builder *b, enum bkind kind) {
   return v;
 }
 
+/* The arrays a value grows on the heap (the rest is in the arena). */
 static void free_val(rsc_builder *b, rsc_bval *v) {
-  if (v->keys) {
-    size_t nk = v->kind == BK_CREF ? v->n + 1 : v->n;
-    for (size_t i = 0; i < nk; i++) rsc__heap_free(&b->al, v->keys[i]);
-    rsc__heap_free(&b->al, v->keys);
-  }
+  if (v->kind != BK_CREF) rsc__heap_free(&b->al, v->keys);
   rsc__heap_free(&b->al, v->klens);
   rsc__heap_free(&b->al, v->items);
-  rsc__heap_free(&b->al, v->str);
-  rsc__heap_free(&b->al, v);
 }
 
 rsc_builder *rsc_builder_new(const rsc_alloc *alloc) {
@@ -181,14 +181,12 @@ rsc_builder *rsc_builder_new(const rsc_alloc *alloc) {
   if (!b) return NULL;
   memset(b, 0, sizeof *b);
   b->al = al;
+  rsc__arena_init(&b->arena, &b->al);
   b->next_id = 1;
   return b;
 }
 
-static void free_refs(rsc_builder *b, written_ref *r, size_t n) {
-  for (size_t i = 0; i < n; i++) rsc__heap_free(&b->al, r[i].key);
-  rsc__heap_free(&b->al, r);
-}
+static void free_refs(rsc_builder *b, written_ref *r) { rsc__heap_free(&b->al, r); }
 
 void rsc_builder_free(rsc_builder *b) {
   if (!b) return;
@@ -198,12 +196,18 @@ void rsc_builder_free(rsc_builder *b) {
   }
   rsc__heap_free(&b->al, b->queue);
   rsc__heap_free(&b->al, b->batch);
-  free_refs(b, b->crefs, b->crefs_len);
-  free_refs(b, b->strings, b->strings_len);
-  free_refs(b, b->symbols, b->symbols_len);
+  free_refs(b, b->crefs);
+  free_refs(b, b->strings);
+  free_refs(b, b->symbols);
+  for (size_t i = 0; i < b->rows_cap && b->rows[i]; i++) {
+    free(b->rows[i]->p);
+    rsc__heap_free(&b->al, b->rows[i]);
+  }
+  rsc__heap_free(&b->al, b->rows);
   free(b->imports.p);
   free(b->regular.p);
   free(b->errors.p);
+  rsc__arena_free(&b->arena);
   rsc__heap_free(&b->al, b);
 }
 
@@ -466,10 +470,7 @@ rsc_status rsc_builder_reject(rsc_builder *b, rsc_bval *p, const char *digest) {
   if (!digest) digest = "";
   char *d = b_strdup(b, digest, strlen(digest));
   if (!d) return RSC_ERR_NOMEM;
-  if (p->id >= 0 && !enqueue(b, p->id, NULL, d)) {
-    rsc__heap_free(&b->al, d);
-    return RSC_ERR_NOMEM;
-  }
+  if (p->id >= 0 && !enqueue(b, p->id, NULL, d)) return RSC_ERR_NOMEM;
   p->str = d;
   p->state = PS_REJECTED;
   if (p->id >= 0) b->waiting--;
@@ -574,39 +575,62 @@ static void emit_error_row(rsc_builder *b, int64_t id, const char *digest) {
 
 static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot);
 
-/* A new row's text, grown on its own until the row is whole. */
-static void row_text(rsc_text *t) { memset(t, 0, sizeof *t); }
+/* A row's own text until the row is whole (a kept one, emptied), or NULL;
+ * row_done gives it back. */
+static rsc_text *row_text(rsc_builder *b) {
+  if (b->rows_used == b->rows_cap) {
+    size_t cap = b->rows_cap;
+    if (!grow(b, (void **)&b->rows, &cap, b->rows_used + 1, sizeof *b->rows)) return NULL;
+    memset(b->rows + b->rows_cap, 0, (cap - b->rows_cap) * sizeof *b->rows);
+    b->rows_cap = cap;
+  }
+  rsc_text *t = b->rows[b->rows_used];
+  if (!t) {
+    if (!(t = (rsc_text *)rsc__heap_alloc(&b->al, sizeof *t))) {
+      b->status = RSC_ERR_NOMEM;
+      return NULL;
+    }
+    memset(t, 0, sizeof *t);
+    b->rows[b->rows_used] = t;
+  }
+  b->rows_used++;
+  t->len = 0;
+  t->status = RSC_OK;
+  return t;
+}
+
+static void row_done(rsc_builder *b) { b->rows_used--; }
 
 /* outlineModel: the items (pairs for a Map) as an array in a row of their
  * own, written before the row that names them. */
 static int outline(rsc_builder *b, rsc_text *t, rsc_bval *v, const char *prefix) {
   int64_t id = b->next_id++;
   size_t saved = b->serialized;
-  rsc_text row;
-  row_text(&row);
-  put_hex(&row, (uint64_t)id);
-  rsc__text_put(&row, ":[", 2);
+  rsc_text *row = row_text(b);
+  if (!row) return RSC_ERR_NOMEM;
+  put_hex(row, (uint64_t)id);
+  rsc__text_put(row, ":[", 2);
   bool pairs = v->kind == BK_MAP;
   size_t count = pairs ? v->n / 2 : v->n;
   int err = 0;
   for (size_t i = 0; i < count && !err; i++) {
     char idx[24];
     b->serialized += (size_t)snprintf(idx, sizeof idx, "%zu", i);
-    if (i) rsc__text_put(&row, ",", 1);
+    if (i) rsc__text_put(row, ",", 1);
     if (pairs) {
       b->serialized += 2; /* the entry's keys "0" and "1" */
-      rsc__text_put(&row, "[", 1);
-      err = render(b, &row, v->items[2 * i], false);
-      rsc__text_put(&row, ",", 1);
-      if (!err) err = render(b, &row, v->items[2 * i + 1], false);
-      rsc__text_put(&row, "]", 1);
+      rsc__text_put(row, "[", 1);
+      err = render(b, row, v->items[2 * i], false);
+      rsc__text_put(row, ",", 1);
+      if (!err) err = render(b, row, v->items[2 * i + 1], false);
+      rsc__text_put(row, "]", 1);
     } else {
-      err = render(b, &row, v->items[i], false);
+      err = render(b, row, v->items[i], false);
     }
   }
-  rsc__text_put(&row, "]\n", 2);
-  if (!err) append(&b->regular, &row);
-  free(row.p);
+  rsc__text_put(row, "]\n", 2);
+  if (!err) append(&b->regular, row);
+  row_done(b);
   b->serialized = saved;
   if (!err) put_ref(t, prefix, id);
   return err;
@@ -667,31 +691,30 @@ static int client_ref(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) 
   memcpy(key + v->len + 1, name, nl);
   if (v->sub) memcpy(key + v->len + 1 + nl, "#async", 6);
   key[kl] = 0;
-  rsc_text meta;
-  row_text(&meta);
+  rsc_text *meta = row_text(b);
+  if (!meta) return RSC_ERR_NOMEM;
   int err = 0;
-  rsc__text_put(&meta, "[", 1);
-  err = import_string(b, &meta, v->str);
-  rsc__text_put(&meta, ",[", 2);
+  rsc__text_put(meta, "[", 1);
+  err = import_string(b, meta, v->str);
+  rsc__text_put(meta, ",[", 2);
   for (size_t i = 0; i < v->n && !err; i++) {
-    if (i) rsc__text_put(&meta, ",", 1);
-    err = import_string(b, &meta, v->keys[i]);
+    if (i) rsc__text_put(meta, ",", 1);
+    err = import_string(b, meta, v->keys[i]);
   }
-  rsc__text_put(&meta, "],", 2);
-  if (!err) err = import_string(b, &meta, name);
-  rsc__text_put(&meta, v->sub ? ",1]" : "]", v->sub ? 3 : 1);
-  if (!err && meta.status) err = meta.status;
+  rsc__text_put(meta, "],", 2);
+  if (!err) err = import_string(b, meta, name);
+  rsc__text_put(meta, v->sub ? ",1]" : "]", v->sub ? 3 : 1);
+  if (!err && meta->status) err = meta->status;
   if (err) {
-    free(meta.p);
-    rsc__heap_free(&b->al, key);
+    row_done(b);
     return err;
   }
   int64_t id = b->next_id++;
   put_hex(&b->imports, (uint64_t)id);
   rsc__text_put(&b->imports, ":I", 2);
-  append(&b->imports, &meta);
+  append(&b->imports, meta);
   rsc__text_put(&b->imports, "\n", 1);
-  free(meta.p);
+  row_done(b);
   b->crefs[b->crefs_len++] = (written_ref){key, kl, id};
   put_ref(t, prefix, id);
   return 0;
@@ -900,17 +923,18 @@ static int run_task(rsc_builder *b, const task *k) {
     emit_error_row(b, k->id, k->digest);
     return 0;
   }
-  rsc_text row;
-  row_text(&row);
   b->serialized = 0;
   b->depth = 0;
-  put_hex(&row, (uint64_t)k->id);
-  rsc__text_put(&row, ":", 1);
-  int err = render(b, &row, k->model, false);
-  rsc__text_put(&row, "\n", 1);
-  if (!err) err = row.status;
-  if (!err) append(&b->regular, &row);
-  free(row.p);
+  b->rows_used = 0;
+  rsc_text *row = row_text(b);
+  if (!row) return RSC_ERR_NOMEM;
+  put_hex(row, (uint64_t)k->id);
+  rsc__text_put(row, ":", 1);
+  int err = render(b, row, k->model, false);
+  rsc__text_put(row, "\n", 1);
+  if (!err) err = row->status;
+  if (!err) append(&b->regular, row);
+  row_done(b);
   return err;
 }
 
