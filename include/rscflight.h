@@ -692,7 +692,9 @@ RSC_API rsc_bval *rsc_build_element(rsc_builder *b, rsc_bval *type, const char *
 RSC_API rsc_bval *rsc_build_lazy(rsc_builder *b);
 RSC_API rsc_bval *rsc_build_promise(rsc_builder *b);
 
-/* Appends v to an array or a set. */
+/* Appends v to an array or a set. The client builds the Set (and a Map)
+ * with JavaScript's equality: equal primitives (SameValueZero) are one
+ * value there, so a host keeps them distinct. */
 RSC_API rsc_status rsc_build_push(rsc_builder *b, rsc_bval *container, rsc_bval *v);
 /* Sets an object member (a key set again keeps its place, takes the new
  * value; written in JavaScript's key order, array-index keys first). */

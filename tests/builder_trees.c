@@ -861,3 +861,312 @@ char *bt_write(const builder_tree *t, size_t *len, rsc_status *status) {
   *len = o.len;
   return o.p;
 }
+
+/* --- random trees ----------------------------------------------------------- */
+
+typedef struct gen {
+  uint64_t seed;
+  rsc_builder *b;
+  bt_buf dump;
+  size_t units; /* text so far: kept below React's 3200 per row */
+  int nodes;
+  rsc_bval *late[64]; /* lazies and promises settled after the first flush */
+  rsc_bval *late_value[64];
+  const char *late_digest[64];
+  int nlate;
+} gen;
+
+static uint64_t rnd(gen *g) {
+  uint64_t z = (g->seed += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static int pick(gen *g, int n) { return (int)(rnd(g) % (uint64_t)n); }
+static void out(gen *g, const char *s) { bt_append(&g->dump, s, strlen(s)); }
+
+static const struct {
+  const char *raw, *json;
+} strs[] = {{"", "\"\""},
+            {"a", "\"a\""},
+            {"$", "\"$\""},
+            {"$x", "\"$x\""},
+            {"\xc3\xa9", "\"\xc3\xa9\""},
+            {"\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\""},
+            {"line\n", "\"line\\n\""},
+            {"q\"uote", "\"q\\\"uote\""},
+            {"back\\", "\"back\\\\\""},
+            {"$@1", "\"$@1\""}};
+static const struct {
+  double v;
+  const char *json;
+} nums[] = {{0, "0"}, {1, "1"}, {-1, "-1"}, {1.5, "1.5"}, {1e21, "1e21"}, {-2.5e-7, "-2.5e-7"}};
+static const char *keys[] = {"a", "b", "$k", "10", "2", "children", "\xc3\xa9"};
+static const char *key_json[] = {"\"a\"", "\"b\"",        "\"$k\"",      "\"10\"",
+                                 "\"2\"", "\"children\"", "\"\xc3\xa9\""};
+
+static void b64(gen *g, const uint8_t *p, size_t n) {
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char q[5] = {0};
+  out(g, "\"");
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                 (i + 2 < n ? p[i + 2] : 0);
+    q[0] = tab[v >> 18], q[1] = tab[(v >> 12) & 63];
+    q[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+    q[3] = i + 2 < n ? tab[v & 63] : '=';
+    out(g, q);
+  }
+  out(g, "\"");
+}
+
+static rsc_bval *gen_value(gen *g, int depth);
+
+/* A settled-later value: the wrapper's dump around its value's. */
+static rsc_bval *gen_pending(gen *g, int depth, int lazy) {
+  rsc_builder *b = g->b;
+  rsc_bval *p = lazy ? rsc_build_lazy(b) : rsc_build_promise(b);
+  int mode = pick(g, 4); /* 0: settled now, 1-2: later, 3: rejected */
+  if (g->nlate == 64) mode = 0;
+  const char *kind = lazy ? "lazy" : "promise";
+  char head[96];
+  if (mode == 3) {
+    static const char *digests[] = {"", "d1", "x\"y"};
+    static const char *djson[] = {"\"\"", "\"d1\"", "\"x\\\"y\""};
+    int d = pick(g, 3);
+    snprintf(head, sizeof head, "{\"$\":\"%s\",\"status\":\"rejected\",\"reason\":", kind);
+    out(g, head);
+    out(g, "{\"$\":\"Error\",\"message\":" PROD_ERROR ",\"digest\":");
+    out(g, djson[d]);
+    out(g, "}}");
+    if (pick(g, 2)) rsc_builder_reject(b, p, digests[d]);
+    else
+      g->late[g->nlate] = p, g->late_value[g->nlate] = NULL,
+      g->late_digest[g->nlate++] = digests[d];
+    return p;
+  }
+  /* a lazy settled before it is written is written in place */
+  int wrapped = !(lazy && mode == 0);
+  if (wrapped) {
+    snprintf(head, sizeof head, "{\"$\":\"%s\",\"status\":\"fulfilled\",\"value\":", kind);
+    out(g, head);
+  }
+  int slot = mode ? g->nlate++ : -1; /* parents settle before their children */
+  if (slot >= 0) g->late[slot] = p, g->late_digest[slot] = NULL;
+  rsc_bval *v = gen_value(g, depth + 1);
+  if (slot >= 0) g->late_value[slot] = v;
+  else rsc_builder_resolve(b, p, v);
+  if (wrapped) out(g, "}");
+  return p;
+}
+
+static rsc_bval *gen_element(gen *g, int depth) {
+  rsc_builder *b = g->b;
+  rsc_bval *type;
+  out(g, "{\"$\":\"element\",\"type\":");
+  int t = pick(g, 4);
+  if (t <= 1) {
+    type = H("div");
+    out(g, "\"div\"");
+  } else if (t == 2) {
+    int which = pick(g, 2);
+    type = which ? button(b) : counter(b);
+    out(g, which ? LAZY(BUTTON) : LAZY(COUNTER));
+  } else {
+    type = rsc_build_symbol(b, "react.fragment", 14);
+    out(g, "{\"$\":\"symbol\",\"v\":\"react.fragment\"}");
+  }
+  const char *key = pick(g, 3) ? NULL : "k";
+  out(g, key ? ",\"key\":\"k\",\"props\":{" : ",\"key\":null,\"props\":{");
+  rsc_bval *props = rsc_build_object(b);
+  if (pick(g, 3)) {
+    out(g, "\"children\":");
+    rsc_build_put(b, props, "children", 8, gen_value(g, depth + 1));
+  }
+  out(g, "}}");
+  return rsc_build_element(b, type, key, key ? 1 : 0, props);
+}
+
+static rsc_bval *gen_value(gen *g, int depth) {
+  rsc_builder *b = g->b;
+  g->nodes++;
+  int leaf = depth >= 5 || g->nodes > 60;
+  int k = depth == 0 ? 9 + pick(g, 8) : pick(g, leaf ? 9 : 17); /* a container at the root */
+  char tmp[64];
+  switch (k) {
+  case 0: out(g, "null"); return rsc_build_null(b);
+  case 1: {
+    int v = pick(g, 2);
+    out(g, v ? "true" : "false");
+    return rsc_build_bool(b, v);
+  }
+  case 2: {
+    int i = pick(g, 6);
+    out(g, nums[i].json);
+    return N(nums[i].v);
+  }
+  case 3: {
+    static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0};
+    static const char *sj[] = {"{\"$\":\"NaN\"}", "{\"$\":\"Infinity\"}", "{\"$\":\"-Infinity\"}",
+                               "{\"$\":\"-0\"}"};
+    int i = pick(g, 4);
+    out(g, sj[i]);
+    return N(sp[i]);
+  }
+  case 4:
+  case 5: {
+    if (g->units < 1000 && !pick(g, 8)) {
+      /* a long one: a T row (1100 units) */
+      g->units += 1100;
+      out(g, "\"");
+      char *e = repeat("\xc3\xa9", 1100);
+      out(g, e);
+      free(e);
+      out(g, "\"");
+      return rep(b, "", "\xc3\xa9", 1100);
+    }
+    int i = pick(g, 10);
+    g->units += 2;
+    out(g, strs[i].json);
+    return S(strs[i].raw);
+  }
+  case 6: {
+    int i = pick(g, 3);
+    static const char *d[] = {"0", "-42", "123456789012345678901234567890"};
+    snprintf(tmp, sizeof tmp, "{\"$\":\"bigint\",\"v\":\"%s\"}", d[i]);
+    out(g, tmp);
+    return rsc_build_bigint(b, d[i], strlen(d[i]));
+  }
+  case 7:
+    g->units += 24;
+    out(g, "{\"$\":\"Date\",\"v\":\"2020-01-02T03:04:05.678Z\"}");
+    return rsc_build_date(b, "2020-01-02T03:04:05.678Z", 24);
+  case 8: {
+    int i = pick(g, 3);
+    if (i == 0) {
+      out(g, "{\"$\":\"symbol\",\"v\":\"app.s\"}");
+      return rsc_build_symbol(b, "app.s", 5);
+    }
+    if (i == 1) {
+      out(g, ERRZ);
+      return rsc_build_error(b);
+    }
+    uint8_t bytes[5];
+    size_t n = (size_t)pick(g, 6);
+    for (size_t j = 0; j < n; j++) bytes[j] = (uint8_t)rnd(g);
+    out(g, "{\"$\":\"Uint8Array\",\"base64\":");
+    b64(g, bytes, n);
+    out(g, "}");
+    return rsc_build_binary(b, RSC_UINT8, bytes, n);
+  }
+  case 9:
+  case 10: {
+    rsc_bval *a = rsc_build_array(b);
+    int n = pick(g, 5);
+    out(g, "[");
+    for (int i = 0; i < n; i++) {
+      if (i) out(g, ",");
+      if (!pick(g, 8)) {
+        out(g, "{\"$\":\"undefined\"}");
+        rsc_build_push(b, a, rsc_build_undefined(b));
+      } else {
+        rsc_build_push(b, a, gen_value(g, depth + 1));
+      }
+    }
+    out(g, "]");
+    return a;
+  }
+  case 11: {
+    rsc_bval *o = rsc_build_object(b);
+    int used = 0, first = 1;
+    out(g, "{");
+    for (int i = pick(g, 5); i > 0; i--) {
+      int kk = pick(g, 7);
+      if (used & (1 << kk)) continue;
+      used |= 1 << kk;
+      if (!pick(g, 8)) { /* undefined: not in the dump */
+        rsc_build_put(b, o, keys[kk], strlen(keys[kk]), rsc_build_undefined(b));
+        continue;
+      }
+      if (!first) out(g, ",");
+      first = 0;
+      out(g, key_json[kk]);
+      out(g, ":");
+      g->units += strlen(keys[kk]);
+      rsc_build_put(b, o, keys[kk], strlen(keys[kk]), gen_value(g, depth + 1));
+    }
+    out(g, "}");
+    return o;
+  }
+  case 12: {
+    rsc_bval *m = rsc_build_map(b);
+    out(g, "{\"$\":\"Map\",\"entries\":[");
+    /* keys distinct as JavaScript's Map compares them: strings k0, k1... */
+    for (int i = pick(g, 4), j = 0; i > 0; i--, j++) {
+      char kb[8];
+      snprintf(kb, sizeof kb, "k%d", j);
+      out(g, j ? ",[\"" : "[\"");
+      out(g, kb);
+      out(g, "\",");
+      rsc_bval *key = S(kb);
+      rsc_build_map_put(b, m, key, gen_value(g, depth + 1));
+      out(g, "]");
+    }
+    out(g, "]}");
+    return m;
+  }
+  case 13: {
+    rsc_bval *s = rsc_build_set(b);
+    out(g, "{\"$\":\"Set\",\"values\":[");
+    /* values distinct as a Set compares them: each in an array of its own */
+    for (int i = pick(g, 4), j = 0; i > 0; i--, j++) {
+      out(g, j ? ",[" : "[");
+      rsc_build_push(b, s, arr(b, 1, gen_value(g, depth + 1)));
+      out(g, "]");
+    }
+    out(g, "]}");
+    return s;
+  }
+  case 14: return gen_element(g, depth);
+  case 15: return gen_pending(g, depth, 1);
+  default: return gen_pending(g, depth, 0);
+  }
+}
+
+char *bt_random(uint64_t seed, size_t *len, char **dump, rsc_status *status) {
+  gen g;
+  memset(&g, 0, sizeof g);
+  g.seed = seed;
+  rsc_builder *b = g.b = rsc_builder_new(NULL);
+  bt_buf o = {0};
+  *dump = NULL;
+  rsc_status s = RSC_ERR_NOMEM;
+  if (b) {
+    out(&g, "{\"ok\":");
+    rsc_bval *root = gen_value(&g, 0);
+    out(&g, "}");
+    s = rsc_builder_root(b, root);
+    if (!s) s = rsc_builder_flush(b, bt_append, &o);
+    /* settled in creation order, each flushed before the next, so that a
+     * parent's row is written while its children still wait */
+    for (int i = 0; i < g.nlate && !s; i++) {
+      if (g.late_value[i]) s = rsc_builder_resolve(b, g.late[i], g.late_value[i]);
+      else s = rsc_builder_reject(b, g.late[i], g.late_digest[i]);
+      if (!s) s = rsc_builder_flush(b, bt_append, &o);
+    }
+    if (!s) s = rsc_builder_flush(b, bt_append, &o);
+    if (!s && rsc_builder_pending(b)) s = RSC_ERR_STATE;
+    if (!s && rsc_builder_status(b)) s = rsc_builder_status(b);
+  }
+  rsc_builder_free(b);
+  *status = s;
+  if (s) {
+    free(o.p);
+    free(g.dump.p);
+    return NULL;
+  }
+  if (!o.p) o.p = calloc(1, 1);
+  *len = o.len;
+  *dump = g.dump.p;
+  return o.p;
+}

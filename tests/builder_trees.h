@@ -7,6 +7,7 @@
 #define RSC_BUILDER_TREES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rscflight.h"
 
@@ -27,5 +28,10 @@ extern const size_t bt_count;
 char *bt_dump(const builder_tree *t);
 /* The tree's bytes (malloc'd, *len), or NULL with *status set. */
 char *bt_write(const builder_tree *t, size_t *len, rsc_status *status);
+
+/* A random tree of every kind (lazies and promises settled now, later or
+ * rejected), its bytes (malloc'd) and its intended dump in *dump
+ * (malloc'd); NULL with *status set when the builder failed. */
+char *bt_random(uint64_t seed, size_t *len, char **dump, rsc_status *status);
 
 #endif

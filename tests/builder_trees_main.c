@@ -1,4 +1,5 @@
-/* builder_trees - writes each tree of builder_trees.c as OUTDIR/NAME.rsc
+/* builder_trees - writes each tree of builder_trees.c, and 60 random ones
+ * (bt_random, seeds 1 to 60), as OUTDIR/NAME.rsc
  * (what the builder wrote) and OUTDIR/NAME.dump (its intended dump), and
  * the names, one a line, in OUTDIR/trees.txt. Exit 1 when a tree fails. */
 #include <stdio.h>
@@ -41,6 +42,23 @@ int main(int argc, char **argv) {
       bad = 1;
     } else {
       fprintf(list, "%s\n", t->name);
+    }
+    free(bytes);
+    free(dump);
+  }
+  /* and 60 random trees */
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    size_t len;
+    rsc_status s;
+    char *dump, name[32];
+    snprintf(name, sizeof name, "random_%llu", (unsigned long long)seed);
+    char *bytes = bt_random(seed, &len, &dump, &s);
+    if (!bytes || put(argv[1], name, "rsc", bytes, len) ||
+        put(argv[1], name, "dump", dump, strlen(dump))) {
+      fprintf(stderr, "builder_trees: %s: %s\n", name, rsc_status_name(s));
+      bad = 1;
+    } else {
+      fprintf(list, "%s\n", name);
     }
     free(bytes);
     free(dump);

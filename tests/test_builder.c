@@ -1,7 +1,8 @@
 /* test_builder.c - the Flight builder (src/builder.c): each value kind's
  * exact bytes against what React 19.3.1's server wrote for the same model
  * (tests/golden/builder/, from tests/conformance/builder-react-server.cjs),
- * every tree of builder_trees.c decoded back to its intended dump, streaming
+ * every tree of builder_trees.c and 2,000 random ones (bt_random) decoded
+ * back to their intended dumps, streaming
  * flushes, and errors on bad use (never a crash, out of memory included). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -76,6 +77,32 @@ Test(builder, trees_decode_to_their_intended_dumps) {
       rsc_free(got);
       rsc_decoder_free(d);
     }
+    free(want);
+    free(bytes);
+  }
+}
+
+Test(builder, random_trees_decode_to_their_intended_dumps) {
+  for (uint64_t seed = 1; seed <= 2000; seed++) {
+    size_t len;
+    rsc_status s;
+    char *want;
+    char *bytes = bt_random(seed, &len, &want, &s);
+    cr_assert_not_null(bytes, "seed %llu: %s", (unsigned long long)seed, rsc_status_name(s));
+    rsc_decoder *d = ts_decode(bytes, len, seed % 3 ? 0 : 5, 0);
+    const rsc_error *e = rsc_decoder_error(d);
+    cr_expect_eq(e->code, RSC_OK, "seed %llu: %s", (unsigned long long)seed, e->msg ? e->msg : "");
+    cr_expect_null(rsc_decoder_incomplete(d), "seed %llu: incomplete", (unsigned long long)seed);
+    char *got = ts_dump(d);
+    const char *why = NULL;
+    if (!(got && ts_json_equal(got, strlen(got), want, strlen(want), &why))) {
+      cr_expect_fail("seed %llu: %s\n got  %.2000s\n want %.2000s\n bytes %.*s",
+                     (unsigned long long)seed, why ? why : "no dump", got ? got : "", want,
+                     (int)(len < 3000 ? len : 3000), bytes);
+      seed = 100000; /* one report is enough */
+    }
+    rsc_free(got);
+    rsc_decoder_free(d);
     free(want);
     free(bytes);
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the builder (src/builder.c) writes, decoded by React 19.3.1's own
-# client: every tree of tests/builder_trees.c, its React dump compared with
+# client: every tree of tests/builder_trees.c and 60 random ones
+# (bt_random), each one's React dump compared with
 # the intended value written by hand and with `rscflight dump` of the same
 # bytes (tests/conformance/builder-check.mjs). Needs Node 20, and the npm
 # registry once for fixtures/gen's pinned packages (package-lock.json;
