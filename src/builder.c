@@ -917,10 +917,20 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
   return err;
 }
 
-/* retryTask: the model's row. */
+/* retryTask: the model's row. A model that is a lazy not settled yet
+ * suspends the task: the row keeps its id and comes when the lazy settles
+ * (an E row if it is rejected), as React's task waits on the thenable. */
 static int run_task(rsc_builder *b, const task *k) {
-  if (!k->model) {
+  rsc_bval *m = k->model;
+  if (!m) {
     emit_error_row(b, k->id, k->digest);
+    return 0;
+  }
+  if (m->kind == BK_LAZY && m->id < 0 && m->state != PS_RESOLVED) {
+    m->id = k->id;
+    m->written = true;
+    if (m->state == PS_PENDING) b->waiting++;
+    else emit_error_row(b, k->id, m->str);
     return 0;
   }
   b->serialized = 0;

@@ -253,6 +253,24 @@ Test(builder, streaming_flushes_write_rows_as_values_settle) {
 
 /* --- bad use ------------------------------------------------------------ */
 
+Test(builder, a_row_whose_value_is_a_pending_lazy_waits_for_it) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *l = rsc_build_lazy(b), *m = rsc_build_lazy(b);
+  cr_assert_eq(rsc_builder_root(b, l), RSC_OK);
+  out o = OUT;
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_assert_eq(rsc_builder_resolve(b, l, m), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "");
+  cr_assert_eq(rsc_builder_reject(b, m, "late"), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "0:E{\"digest\":\"late\"}\n");
+  cr_expect_eq(rsc_builder_pending(b), 0);
+  rsc_builder_free(b);
+}
+
 Test(builder, a_value_with_identity_is_placed_once) {
   rsc_builder *b = rsc_builder_new(NULL);
   rsc_bval *x = rsc_build_array(b), *y = rsc_build_array(b), *z = rsc_build_array(b);
@@ -335,8 +353,9 @@ Test(builder, bad_binary_and_null_arguments) {
 
 Test(builder, a_failing_writer_stops_the_builder) {
   rsc_builder *b = rsc_builder_new(NULL);
-  rsc_bval *l = rsc_build_lazy(b);
-  cr_assert_eq(rsc_builder_root(b, l), RSC_OK);
+  rsc_bval *l = rsc_build_lazy(b), *a = rsc_build_array(b);
+  cr_assert_eq(rsc_build_push(b, a, l), RSC_OK);
+  cr_assert_eq(rsc_builder_root(b, a), RSC_OK);
   out o = {NULL, 0, 0, 0, 0};
   cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_USER);
   cr_expect_eq(rsc_builder_resolve(b, l, rsc_build_null(b)), RSC_OK);
