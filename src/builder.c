@@ -364,7 +364,7 @@ rsc_bval *rsc_build_element(rsc_builder *b, rsc_bval *type, const char *key, siz
                             rsc_bval *props) {
   if (!b) return NULL;
   if (place(b, type) || (props && place(b, props))) return NULL;
-  if (props && props->kind != BK_OBJECT) {
+  if (props && (props->kind != BK_OBJECT || props == type)) {
     b->status = RSC_ERR_STATE;
     return NULL;
   }

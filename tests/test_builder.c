@@ -293,6 +293,9 @@ Test(builder, a_value_with_identity_is_placed_once) {
   cr_expect_eq(rsc_build_map_put(b, o, s, s), RSC_ERR_STATE); /* not a map */
   cr_expect_eq(rsc_build_push(b, o, s), RSC_ERR_STATE);       /* not an array */
   cr_expect_null(rsc_build_element(b, rsc_build_string(b, "p", 1), NULL, 0, rsc_build_array(b)));
+  rsc_bval *same = rsc_build_object(b);
+  cr_expect_null(rsc_build_element(b, same, NULL, 0, same));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_STATE);
   rsc_builder_free(b);
 }
 
