@@ -612,6 +612,114 @@ RSC_API const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n);
 
 /* cdef:end */
 
+/* --- Building Flight (src/builder.c) ------------------------------------ */
+
+/* For hosts that produce payloads: make values with a builder, set the root,
+ * and flush rows as React 19.3.1's server (react-server-dom-webpack, Node)
+ * writes them for the same model: "$" forms, T rows for strings of 1024
+ * UTF-16 units or more, binary rows for typed arrays, outlined Map and Set
+ * rows, I rows written once per client reference (their strings of 16 units
+ * or more outlined and shared, as React does), a row per symbol, once,
+ * "$L" for elements past 3200 units of text in a row, "$L"/"$@" for lazies and
+ * promises whose rows come when the host resolves them, E rows with a
+ * production digest, and rows in React's order (in each flush: I rows, then
+ * model, T and binary rows as they complete, then E rows).
+ *
+ *     rsc_builder *b = rsc_builder_new(NULL);
+ *     rsc_bval *props = rsc_build_object(b);
+ *     rsc_build_put(b, props, "children", 8, rsc_build_string(b, "hi", 2));
+ *     rsc_builder_root(b, rsc_build_element(b, rsc_build_string(b, "p", 1),
+ *                                            NULL, 0, props));
+ *     rsc_builder_flush(b, write, ctx);    // 0:["$","p",null,{"children":"hi"}]
+ *     rsc_builder_free(b);
+ *
+ * A value belongs to the builder that made it and lives until the builder
+ * is freed. Containers, elements, binary values, lazies and promises have
+ * identity: each is placed once (in a container, an element, as a resolved
+ * value or as the root); placing one twice, placing a value of another
+ * builder, changing a container already written or settling a value twice
+ * is RSC_ERR_STATE. Primitives and client references may be placed any
+ * number of times. Constructors return NULL when memory runs out
+ * (rsc_builder_status then says RSC_ERR_NOMEM) or the input is invalid
+ * (RSC_ERR_BAD_VALUE); passing that NULL on returns the same code.
+ * Strings are UTF-8 (WTF-8 for lone surrogates) of the given byte length;
+ * in a T row a lone surrogate becomes U+FFFD, as React's TextEncoder
+ * writes it. */
+typedef struct rsc_builder rsc_builder;
+typedef struct rsc_bval rsc_bval;
+
+/* A builder on the given allocator hooks (NULL: libc), or NULL. */
+RSC_API rsc_builder *rsc_builder_new(const rsc_alloc *alloc);
+RSC_API void rsc_builder_free(rsc_builder *b);
+/* The code of the last call on b that failed (RSC_OK when none did). */
+RSC_API rsc_status rsc_builder_status(const rsc_builder *b);
+
+RSC_API rsc_bval *rsc_build_null(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_undefined(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_bool(rsc_builder *b, int v);
+/* Any double: NaN, +-Infinity and -0 are written as "$NaN", "$Infinity",
+ * "$-Infinity", "$-0". */
+RSC_API rsc_bval *rsc_build_number(rsc_builder *b, double v);
+RSC_API rsc_bval *rsc_build_string(rsc_builder *b, const char *s, size_t len);
+/* BigInt from decimal digits with an optional leading '-' (else BAD_VALUE). */
+RSC_API rsc_bval *rsc_build_bigint(rsc_builder *b, const char *digits, size_t len);
+/* Date from its ISO text as Date.prototype.toJSON gives it. */
+RSC_API rsc_bval *rsc_build_date(rsc_builder *b, const char *iso, size_t len);
+/* Symbol.for(key). */
+RSC_API rsc_bval *rsc_build_symbol(rsc_builder *b, const char *key, size_t len);
+/* An Error value: production servers write it without message ("$Z"). */
+RSC_API rsc_bval *rsc_build_error(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_array(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_object(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_map(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_set(rsc_builder *b);
+/* Bytes as an ArrayBuffer, DataView or typed array (little-endian element
+ * data); len must be a multiple of the element size (else BAD_VALUE). */
+RSC_API rsc_bval *rsc_build_binary(rsc_builder *b, rsc_binary_kind kind, const void *bytes,
+                                   size_t len);
+/* A client reference (webpack's [id, chunks, name] metadata, with a 4th
+ * element when async). References with the same id, name and async flag
+ * share one I row. */
+RSC_API rsc_bval *rsc_build_client_ref(rsc_builder *b, const char *id, const char *const *chunks,
+                                       size_t n_chunks, const char *name, int async);
+/* An element: type is a string (a host tag), a client reference or a
+ * symbol; key NULL for a null key; props an object, or NULL for {}. */
+RSC_API rsc_bval *rsc_build_element(rsc_builder *b, rsc_bval *type, const char *key, size_t key_len,
+                                    rsc_bval *props);
+/* A value that a later row settles: a lazy ("$L", what a suspended
+ * component becomes; one resolved before it is written is written in
+ * place) or a promise ("$@"). */
+RSC_API rsc_bval *rsc_build_lazy(rsc_builder *b);
+RSC_API rsc_bval *rsc_build_promise(rsc_builder *b);
+
+/* Appends v to an array or a set. The client builds the Set (and a Map)
+ * with JavaScript's equality: equal primitives (SameValueZero) are one
+ * value there, so a host keeps them distinct. */
+RSC_API rsc_status rsc_build_push(rsc_builder *b, rsc_bval *container, rsc_bval *v);
+/* Sets an object member (a key set again keeps its place, takes the new
+ * value; written in JavaScript's key order, array-index keys first). */
+RSC_API rsc_status rsc_build_put(rsc_builder *b, rsc_bval *object, const char *key, size_t key_len,
+                                 rsc_bval *v);
+/* Appends an entry to a map. */
+RSC_API rsc_status rsc_build_map_put(rsc_builder *b, rsc_bval *map, rsc_bval *key, rsc_bval *v);
+/* Settles a lazy or promise with a value, or rejects it with an error whose
+ * digest is given (NULL: ""), as React's onError return value. */
+RSC_API rsc_status rsc_builder_resolve(rsc_builder *b, rsc_bval *pending, rsc_bval *v);
+RSC_API rsc_status rsc_builder_reject(rsc_builder *b, rsc_bval *pending, const char *digest);
+
+/* Sets the root (row 0); once per builder. */
+RSC_API rsc_status rsc_builder_root(rsc_builder *b, rsc_bval *root);
+/* Writes every row that can be written now (the root, values settled since
+ * the last flush, and what they lead to), in React's order and flushes, to
+ * write(ctx, ...) in pieces. RSC_ERR_USER when write failed, RSC_ERR_LIMIT
+ * for values nested deeper than 4096 (nothing of that flush is written).
+ * After a flush fails, every later flush returns the same code. */
+RSC_API rsc_status rsc_builder_flush(rsc_builder *b, rsc_write_fn write, void *ctx);
+/* Rows still to come: lazies and promises written but not settled, and
+ * settled ones not flushed yet. The payload is complete when it is 0 after
+ * a flush. */
+RSC_API size_t rsc_builder_pending(const rsc_builder *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,1 @@
+0:["$","div",null,{"className":"a","children":["x",["$","span","k",{"children":"y"}],["$","i","$$k",{}]]}]

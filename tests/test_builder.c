@@ -1,0 +1,443 @@
+/* test_builder.c - the Flight builder (src/builder.c): each value kind's
+ * exact bytes against what React 19.3.1's server wrote for the same model
+ * (tests/golden/builder/, from tests/conformance/builder-react-server.cjs),
+ * every tree of builder_trees.c and 2,000 random ones (bt_random) decoded
+ * back to their intended dumps, streaming
+ * flushes, and errors on bad use (never a crash, out of memory included). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder_trees.h"
+#include "support.h"
+
+#define GOLDEN RSC_FIXTURES "/../tests/golden/builder/"
+
+typedef struct out {
+  char *p;
+  size_t len, cap;
+  int fail_after; /* writes accepted before failing; -1: never */
+  int writes;
+} out;
+
+static int sink(void *ctx, const char *s, size_t n) {
+  out *o = ctx;
+  if (o->fail_after >= 0 && o->writes >= o->fail_after) return 1;
+  o->writes++;
+  if (o->len + n + 1 > o->cap) {
+    size_t cap = o->cap ? o->cap * 2 : 256;
+    while (cap < o->len + n + 1) cap *= 2;
+    o->p = realloc(o->p, cap);
+    o->cap = cap;
+  }
+  memcpy(o->p + o->len, s, n);
+  o->len += n;
+  o->p[o->len] = 0;
+  return 0;
+}
+
+#define OUT                                                                                        \
+  { NULL, 0, 0, -1, 0 }
+
+static void expect_text(out *o, const char *want) {
+  cr_expect_eq(o->len, strlen(want), "length %zu, want %zu: %s", o->len, strlen(want),
+               o->p ? o->p : "");
+  if (o->len && o->len == strlen(want))
+    cr_expect(!memcmp(o->p, want, o->len), "got %s want %s", o->p, want);
+  free(o->p);
+  o->p = NULL;
+  o->len = o->cap = 0;
+}
+
+/* --- every tree --------------------------------------------------------- */
+
+Test(builder, trees_decode_to_their_intended_dumps) {
+  cr_assert_geq(bt_count, 30);
+  for (size_t i = 0; i < bt_count; i++) {
+    const builder_tree *t = &bt_trees[i];
+    size_t len;
+    rsc_status s;
+    char *bytes = bt_write(t, &len, &s);
+    cr_assert_not_null(bytes, "%s: %s", t->name, rsc_status_name(s));
+    char *want = bt_dump(t);
+    /* whole, and in pieces of 7 bytes */
+    for (size_t piece = 0; piece <= 7; piece += 7) {
+      rsc_decoder *d = ts_decode(bytes, len, piece, 0);
+      const rsc_error *e = rsc_decoder_error(d);
+      cr_expect_eq(e->code, RSC_OK, "%s: %s at %llu", t->name, e->msg ? e->msg : "",
+                   (unsigned long long)e->offset);
+      cr_expect_null(rsc_decoder_incomplete(d), "%s: incomplete", t->name);
+      char *got = ts_dump(d);
+      const char *why = NULL;
+      cr_expect(got && ts_json_equal(got, strlen(got), want, strlen(want), &why),
+                "%s: %s\n got  %.600s\n want %.600s", t->name, why ? why : "no dump",
+                got ? got : "", want);
+      rsc_free(got);
+      rsc_decoder_free(d);
+    }
+    free(want);
+    free(bytes);
+  }
+}
+
+Test(builder, random_trees_decode_to_their_intended_dumps) {
+  for (uint64_t seed = 1; seed <= 2000; seed++) {
+    size_t len;
+    rsc_status s;
+    char *want;
+    char *bytes = bt_random(seed, &len, &want, &s);
+    cr_assert_not_null(bytes, "seed %llu: %s", (unsigned long long)seed, rsc_status_name(s));
+    rsc_decoder *d = ts_decode(bytes, len, seed % 3 ? 0 : 5, 0);
+    const rsc_error *e = rsc_decoder_error(d);
+    cr_expect_eq(e->code, RSC_OK, "seed %llu: %s", (unsigned long long)seed, e->msg ? e->msg : "");
+    cr_expect_null(rsc_decoder_incomplete(d), "seed %llu: incomplete", (unsigned long long)seed);
+    char *got = ts_dump(d);
+    const char *why = NULL;
+    if (!(got && ts_json_equal(got, strlen(got), want, strlen(want), &why))) {
+      cr_expect_fail("seed %llu: %s\n got  %.2000s\n want %.2000s\n bytes %.*s",
+                     (unsigned long long)seed, why ? why : "no dump", got ? got : "", want,
+                     (int)(len < 3000 ? len : 3000), bytes);
+      seed = 100000; /* one report is enough */
+    }
+    rsc_free(got);
+    rsc_decoder_free(d);
+    free(want);
+    free(bytes);
+  }
+}
+
+Test(builder, trees_react_wrote_are_byte_for_byte) {
+  int n = 0;
+  for (size_t i = 0; i < bt_count; i++) {
+    const builder_tree *t = &bt_trees[i];
+    if (!t->react) continue;
+    n++;
+    char path[512];
+    snprintf(path, sizeof path, GOLDEN "%s.rsc", t->name);
+    size_t glen, len;
+    char *golden = ts_read(path, &glen);
+    cr_assert_not_null(golden, "%s", path);
+    rsc_status s;
+    char *bytes = bt_write(t, &len, &s);
+    cr_assert_not_null(bytes, "%s: %s", t->name, rsc_status_name(s));
+    cr_expect(len == glen && !memcmp(bytes, golden, len),
+              "%s differs from React's bytes:\n got  %.*s\n want %.*s", t->name,
+              (int)(len < 800 ? len : 800), bytes, (int)(glen < 800 ? glen : 800), golden);
+    free(bytes);
+    free(golden);
+  }
+  cr_expect_eq(n, 13);
+}
+
+/* --- each kind's bytes ---------------------------------------------------- */
+
+static void root_bytes(rsc_builder *b, rsc_bval *v, const char *want) {
+  out o = OUT;
+  cr_assert_eq(rsc_builder_root(b, v), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, want);
+  rsc_builder_free(b);
+}
+
+Test(builder, scalars) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  root_bytes(b, rsc_build_null(b), "0:null\n");
+  b = rsc_builder_new(NULL);
+  root_bytes(b, rsc_build_number(b, -0.0), "0:\"$-0\"\n");
+  b = rsc_builder_new(NULL);
+  root_bytes(b, rsc_build_number(b, 1e-7), "0:1e-7\n");
+  b = rsc_builder_new(NULL);
+  root_bytes(b, rsc_build_number(b, -INFINITY), "0:\"$-Infinity\"\n");
+  b = rsc_builder_new(NULL);
+  root_bytes(b, rsc_build_undefined(b), "0:\"$undefined\"\n");
+  b = rsc_builder_new(NULL);
+  root_bytes(b, rsc_build_string(b, "$a\"\n", 4), "0:\"$$a\\\"\\n\"\n");
+}
+
+Test(builder, bad_bigints_are_refused) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  cr_expect_null(rsc_build_bigint(b, "-0", 2));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_BAD_VALUE);
+  cr_expect_eq(rsc_builder_root(b, NULL), RSC_ERR_BAD_VALUE);
+  cr_expect_null(rsc_build_bigint(b, "012", 3));
+  cr_expect_null(rsc_build_bigint(b, "1a", 2));
+  cr_expect_null(rsc_build_bigint(b, "", 0));
+  cr_expect_not_null(rsc_build_bigint(b, "0", 1));
+  rsc_builder_free(b);
+}
+
+Test(builder, symbols_and_client_refs_are_written_once) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  const char *chunks[] = {"a-very-long-chunk-name.js"};
+  rsc_bval *a = rsc_build_array(b);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_symbol(b, "s", 1)), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_client_ref(b, "m", chunks, 1, "A", 0)), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_client_ref(b, "m", chunks, 1, "B", 0)), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_client_ref(b, "m", chunks, 1, "A", 1)), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_client_ref(b, "m", chunks, 1, "A", 0)), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_symbol(b, "s", 1)), RSC_OK);
+  root_bytes(b, a,
+             "1:\"$Ss\"\n2:\"a-very-long-chunk-name.js\"\n3:I[\"m\",[\"$2\"],\"A\"]\n"
+             "4:I[\"m\",[\"$2\"],\"B\"]\n5:I[\"m\",[\"$2\"],\"A\",1]\n"
+             "0:[\"$1\",\"$3\",\"$4\",\"$5\",\"$3\",\"$1\"]\n");
+}
+
+Test(builder, import_strings_escape_dollars) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  const char *chunks[] = {"$c"};
+  root_bytes(b, rsc_build_client_ref(b, "$m", chunks, 1, "$$typeof-is-long-enough", 0),
+             "1:\"$$$typeof-is-long-enough\"\n2:I[\"$$m\",[\"$$c\"],\"$1\"]\n0:\"$2\"\n");
+}
+
+Test(builder, long_string_with_lone_surrogate_is_written_as_textencoder_does) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  char s[1100];
+  memset(s, 'a', sizeof s);
+  memcpy(s + 10, "\xed\xa0\x80", 3);
+  char want[1200];
+  memcpy(want, "1:T44c,", 7);
+  memcpy(want + 7, s, sizeof s);
+  memcpy(want + 7 + 10, "\xef\xbf\xbd", 3);
+  strcpy(want + 7 + sizeof s, "0:\"$1\"\n");
+  root_bytes(b, rsc_build_string(b, s, sizeof s), want);
+}
+
+Test(builder, string_of_1023_units_stays_inline) {
+  /* 1023 units: 511 emoji (2 units each) and one 'a' */
+  rsc_builder *b = rsc_builder_new(NULL);
+  char s[511 * 4 + 1];
+  for (int i = 0; i < 511; i++) memcpy(s + 4 * i, "\xf0\x9f\x98\x80", 4);
+  s[511 * 4] = 'a';
+  cr_assert_eq(rsc_builder_root(b, rsc_build_string(b, s, sizeof s)), RSC_OK);
+  out o = OUT;
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_expect(!strncmp(o.p, "0:\"", 3));
+  free(o.p);
+  o = (out)OUT;
+  rsc_builder_free(b);
+  b = rsc_builder_new(NULL);
+  cr_assert_eq(rsc_builder_root(b, rsc_build_string(b, s, sizeof s - 1)), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_expect(!strncmp(o.p, "0:\"", 3), "1022 units");
+  free(o.p);
+  rsc_builder_free(b);
+}
+
+Test(builder, streaming_flushes_write_rows_as_values_settle) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *l = rsc_build_lazy(b), *p = rsc_build_promise(b);
+  rsc_bval *a = rsc_build_array(b);
+  cr_assert_eq(rsc_build_push(b, a, l), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, p), RSC_OK);
+  cr_assert_eq(rsc_builder_root(b, a), RSC_OK);
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  out o = OUT;
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "0:[\"$L1\",\"$@2\"]\n");
+  cr_expect_eq(rsc_builder_pending(b), 2);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "");
+  cr_assert_eq(rsc_builder_resolve(b, p, rsc_build_bool(b, 1)), RSC_OK);
+  cr_expect_eq(rsc_builder_pending(b), 2);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "2:true\n");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_assert_eq(rsc_builder_reject(b, l, "x"), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "1:E{\"digest\":\"x\"}\n");
+  cr_expect_eq(rsc_builder_pending(b), 0);
+  rsc_builder_free(b);
+}
+
+/* --- bad use ------------------------------------------------------------ */
+
+Test(builder, a_row_whose_value_is_a_pending_lazy_waits_for_it) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *l = rsc_build_lazy(b), *m = rsc_build_lazy(b);
+  cr_assert_eq(rsc_builder_root(b, l), RSC_OK);
+  out o = OUT;
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_assert_eq(rsc_builder_resolve(b, l, m), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "");
+  cr_assert_eq(rsc_builder_reject(b, m, "late"), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "0:E{\"digest\":\"late\"}\n");
+  cr_expect_eq(rsc_builder_pending(b), 0);
+  rsc_builder_free(b);
+}
+
+Test(builder, a_value_with_identity_is_placed_once) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *x = rsc_build_array(b), *y = rsc_build_array(b), *z = rsc_build_array(b);
+  cr_expect_eq(rsc_build_push(b, x, z), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, y, z), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_push(b, x, x), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_push(b, z, x), RSC_OK); /* x -> z -> x: x now has a parent */
+  cr_expect_eq(rsc_builder_root(b, x), RSC_ERR_STATE);
+  /* primitives and client references may be placed again */
+  rsc_bval *s = rsc_build_string(b, "s", 1);
+  rsc_bval *c = rsc_build_client_ref(b, "m", NULL, 0, "n", 0);
+  cr_expect_eq(rsc_build_push(b, y, s), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, y, s), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, y, c), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, y, c), RSC_OK);
+  rsc_bval *o = rsc_build_object(b);
+  cr_expect_eq(rsc_build_put(b, o, "k", 1, z), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_put(b, o, "k", 1, s), RSC_OK);
+  cr_expect_eq(rsc_build_map_put(b, o, s, s), RSC_ERR_STATE); /* not a map */
+  cr_expect_eq(rsc_build_push(b, o, s), RSC_ERR_STATE);       /* not an array */
+  cr_expect_null(rsc_build_element(b, rsc_build_string(b, "p", 1), NULL, 0, rsc_build_array(b)));
+  rsc_bval *same = rsc_build_object(b);
+  cr_expect_null(rsc_build_element(b, same, NULL, 0, same));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_STATE);
+  rsc_builder_free(b);
+}
+
+Test(builder, values_of_another_builder_are_refused) {
+  rsc_builder *b = rsc_builder_new(NULL), *c = rsc_builder_new(NULL);
+  rsc_bval *v = rsc_build_string(c, "x", 1), *a = rsc_build_array(b);
+  cr_expect_eq(rsc_build_push(b, a, v), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_push(c, a, v), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_root(b, v), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_resolve(b, rsc_build_lazy(c), v), RSC_ERR_STATE);
+  rsc_builder_free(b);
+  rsc_builder_free(c);
+}
+
+Test(builder, settling_twice_or_a_non_pending_value_is_refused) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *l = rsc_build_lazy(b), *p = rsc_build_promise(b);
+  cr_expect_eq(rsc_builder_resolve(b, l, rsc_build_null(b)), RSC_OK);
+  cr_expect_eq(rsc_builder_resolve(b, l, rsc_build_null(b)), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_reject(b, l, "d"), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_reject(b, p, "d"), RSC_OK);
+  cr_expect_eq(rsc_builder_reject(b, p, "d"), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_resolve(b, rsc_build_array(b), rsc_build_null(b)), RSC_ERR_STATE);
+  rsc_bval *q = rsc_build_promise(b);
+  cr_expect_eq(rsc_builder_resolve(b, q, q), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_resolve(b, NULL, q), RSC_ERR_STATE);
+  rsc_builder_free(b);
+}
+
+Test(builder, root_once_and_written_containers_are_frozen) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *a = rsc_build_array(b);
+  cr_expect_eq(rsc_builder_root(b, a), RSC_OK);
+  cr_expect_eq(rsc_builder_root(b, rsc_build_null(b)), RSC_ERR_STATE);
+  out o = OUT;
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "0:[]\n");
+  cr_expect_eq(rsc_build_push(b, a, rsc_build_null(b)), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_flush(b, NULL, NULL), RSC_ERR_STATE);
+  rsc_builder_free(b);
+}
+
+Test(builder, bad_binary_and_null_arguments) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  uint8_t bytes[3] = {0};
+  cr_expect_null(rsc_build_binary(b, RSC_INT16, bytes, 3));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_BAD_VALUE);
+  cr_expect_null(rsc_build_binary(b, (rsc_binary_kind)99, bytes, 1));
+  cr_expect_null(rsc_build_string(b, NULL, 2));
+  cr_expect_null(rsc_build_client_ref(b, NULL, NULL, 0, "n", 0));
+  cr_expect_null(rsc_build_null(NULL));
+  cr_expect_eq(rsc_build_push(NULL, NULL, NULL), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_flush(NULL, sink, NULL), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_pending(NULL), 0);
+  rsc_builder_free(NULL);
+  rsc_builder_free(b);
+}
+
+Test(builder, a_failing_writer_stops_the_builder) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *l = rsc_build_lazy(b), *a = rsc_build_array(b);
+  cr_assert_eq(rsc_build_push(b, a, l), RSC_OK);
+  cr_assert_eq(rsc_builder_root(b, a), RSC_OK);
+  out o = {NULL, 0, 0, 0, 0};
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_USER);
+  cr_expect_eq(rsc_builder_resolve(b, l, rsc_build_null(b)), RSC_OK);
+  o.fail_after = -1;
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_USER);
+  cr_expect_eq(o.len, 0);
+  rsc_builder_free(b);
+}
+
+Test(builder, nesting_past_the_limit_is_an_error_and_writes_nothing) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *v = rsc_build_null(b);
+  for (int i = 0; i < 5000; i++) {
+    rsc_bval *a = rsc_build_array(b);
+    cr_assert_eq(rsc_build_push(b, a, v), RSC_OK);
+    v = a;
+  }
+  cr_assert_eq(rsc_builder_root(b, v), RSC_OK);
+  out o = OUT;
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_LIMIT);
+  cr_expect_eq(o.len, 0);
+  rsc_builder_free(b);
+}
+
+/* --- out of memory --------------------------------------------------------- */
+
+typedef struct budget {
+  long left;
+} budget;
+
+static void *b_malloc(void *ctx, size_t n) {
+  budget *g = ctx;
+  if (g->left-- <= 0) return NULL;
+  return malloc(n);
+}
+static void *b_realloc(void *ctx, void *p, size_t old, size_t n) {
+  budget *g = ctx;
+  (void)old;
+  if (g->left-- <= 0) return NULL;
+  return realloc(p, n);
+}
+static void b_free(void *ctx, void *p) { free(p); }
+
+Test(builder, every_allocation_failure_is_an_error_code) {
+  /* the "page" tree: built under a budget of k allocations for every k
+   * until it fits; each run either fails with a code or writes the bytes
+   * it writes without a budget */
+  const builder_tree *page = NULL;
+  for (size_t i = 0; i < bt_count; i++)
+    if (!strcmp(bt_trees[i].name, "page")) page = &bt_trees[i];
+  cr_assert_not_null(page);
+  size_t want_len;
+  rsc_status s;
+  char *want = bt_write(page, &want_len, &s);
+  cr_assert_not_null(want);
+  bool done = false;
+  int failures = 0;
+  for (long k = 0; k < 100000 && !done; k++) {
+    budget g = {k};
+    rsc_alloc al = {b_malloc, b_realloc, b_free, &g};
+    rsc_builder *b = rsc_builder_new(&al);
+    if (!b) {
+      failures++;
+      continue;
+    }
+    out o = OUT;
+    s = page->build(b, sink, &o);
+    if (s == RSC_OK) {
+      cr_expect_eq(o.len, want_len);
+      cr_expect(!memcmp(o.p, want, want_len), "budget %ld", k);
+      done = true;
+    } else {
+      cr_expect(s == RSC_ERR_NOMEM, "budget %ld: %s", k, rsc_status_name(s));
+      failures++;
+    }
+    free(o.p);
+    rsc_builder_free(b);
+  }
+  cr_expect(done);
+  cr_expect_gt(failures, 50);
+  free(want);
+}
