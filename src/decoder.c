@@ -14,6 +14,7 @@
 #include "json.h"
 #include "path.h"
 #include "revive.h"
+#include "rowlog.h"
 #include "rowtags.h"
 #include "utf8.h"
 
@@ -637,6 +638,11 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
     else rsc__json_parse_only((rsc_json *)d->json, p, n, row->padded);
     return RSC_OK;
   }
+
+  /* RSC_OPT_KEEP_ROWS: the row log of the Flight writer (rowlog.c) */
+  if (__builtin_expect((d->opt.flags & RSC_OPT_KEEP_ROWS) != 0, 0) &&
+      !rsc__rowlog_row(d, row->id, tag, p, n))
+    return d->err.code;
 
   if (bkind >= 0) {
     if (tag == 'b') {

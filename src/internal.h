@@ -317,6 +317,32 @@ typedef struct rsc_stream {
   struct rsc_chunk *owner;
 } rsc_stream;
 
+/* ---- the row log (RSC_OPT_KEEP_ROWS, rowlog.c) ------------------------- */
+
+/* A row as it arrived: its id and tag (0 for a model row), and its text
+ * when the decoded values do not hold it (rowlog.c says which rows). */
+typedef struct rsc_logged_row {
+  int64_t id;
+  uint8_t tag;
+  const char *raw; /* arena copy, or NULL */
+  size_t raw_len;
+} rsc_logged_row;
+
+/* A value a reference form made from another row: "$Q<id>" (form 'Q')
+ * made the Map of that identity. */
+typedef struct rsc_logged_form {
+  uintptr_t identity;
+  int64_t id;
+  char form;
+} rsc_logged_form;
+
+struct rsc_rowlog {
+  rsc_logged_row *rows;
+  size_t len, cap;
+  rsc_logged_form *forms;
+  size_t forms_len, forms_cap;
+};
+
 /* ---- the decoder ------------------------------------------------------- */
 
 typedef struct rsc_frame rsc_frame; /* frame.h */
@@ -446,6 +472,7 @@ struct rsc_decoder {
     uint64_t *filter; /* a bit per identity, from the hash's high half */
     size_t cap, count;
   } shared;
+  struct rsc_rowlog rowlog; /* RSC_OPT_KEEP_ROWS (rowlog.c); arena memory */
 };
 
 /* ---- shared helpers ---------------------------------------------------- */

@@ -26,6 +26,7 @@
 #include "hex.h"
 #include "json.h"
 #include "path.h"
+#include "rowlog.h"
 #include "shared.h"
 
 static const char omitted_message[] =
@@ -355,6 +356,14 @@ static bool open_element_scope(rsc_decoder *d) {
   return true;
 }
 
+/* RSC_OPT_KEEP_ROWS: which form made a collection, server reference or
+ * development error (rowlog.c), for the Flight writer. Returns ok. */
+static bool noted(rsc_decoder *d, char form, const char *rest, size_t rlen, const rsc_node *out,
+                  bool ok) {
+  if (ok && (d->opt.flags & RSC_OPT_KEEP_ROWS)) rsc__rowlog_form(d, form, rest, rlen, out);
+  return ok;
+}
+
 static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key, uint32_t klen,
                                rsc_node *out, rsc_node *thrown) {
   const rsc_node v = *sc->slot;
@@ -392,8 +401,10 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   case 'S': *out = rsc__str(RSC_SYMBOL, rest, rlen); return true;
   case 'h':
   case 'F': /* servers up to 19.0/19.1 wrote server references as "$F" */
-    return get_outlined_model(
-        d, rest, rlen, sc, then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out, thrown);
+    return noted(d, s[1], rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc,
+                                    then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out,
+                                    thrown));
   case 'T':
     if (!(d->opt.flags & RSC_OPT_TEMP_REFS)) {
       *thrown = rsc__error_node(d, missing_temp_refs, NULL);
@@ -401,15 +412,22 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     }
     *out = rsc__str(RSC_TEMP_REF, rest, rlen);
     return true;
-  case 'Q': return get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown);
-  case 'W': return get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown);
-  case 'B': return get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown);
-  case 'K': return get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown);
+  case 'Q':
+    return noted(d, 'Q', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown));
+  case 'W':
+    return noted(d, 'W', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown));
+  case 'B':
+    return noted(d, 'B', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown));
+  case 'K':
+    return noted(d, 'K', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown));
   case 'Z':
-    if (d->dev) return get_outlined_model(d, rest, rlen, sc, MAP_ERROR_DEV, out, thrown);
+    if (d->dev)
+      return noted(d, 'Z', rest, rlen, out,
+                   get_outlined_model(d, rest, rlen, sc, MAP_ERROR_DEV, out, thrown));
     *out = rsc__error_node(d, rsc__generic_error, NULL);
     return out->kind == RSC_ERROR;
-  case 'i': return get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown);
+  case 'i':
+    return noted(d, 'i', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown));
   case 'I': *out = rsc__num(INFINITY); return true;
   case '-': *out = rsc__num(n == 3 && s[2] == '0' ? -0.0 : -INFINITY); return true;
   case 'N': *out = rsc__num(NAN); return true;

@@ -13,6 +13,7 @@
  *                   [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
  *                   [--temp-refs] [--bundler B] [--html] [--strict] [FILE|-]
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
+ *   rscflight encode [--dev] [--bundler B] [--html] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
@@ -51,6 +52,7 @@ static void top_help(FILE *f) {
           "  tree [FILE|-]      print the element tree: tags, components, keys, props, lazies\n"
           "  stats [FILE|-]     where the bytes go: per row type, client module, component,\n"
           "                     largest chunks, repeated strings\n"
+          "  encode [FILE|-]    decode a Flight payload and write it back as Flight\n"
           "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
           "                     rsc-html-stream) to stdout\n"
           "  bench [FILE...|-]  time full decodes: bytes, median ns, MB/s, peak memory\n"
@@ -103,6 +105,7 @@ static void dump_help(FILE *f) {
 }
 
 static int usage(FILE *f, int code);
+static void encode_help(FILE *f);
 
 static void extract_help(FILE *f) {
   fprintf(f,
@@ -200,6 +203,7 @@ static void bench_help(FILE *f) {
  * is chosen) and returns code. */
 static int usage(FILE *f, int code) {
   if (command && strcmp(command, "dump") == 0) dump_help(f);
+  else if (command && strcmp(command, "encode") == 0) encode_help(f);
   else if (command && strcmp(command, "bench") == 0) bench_help(f);
   else if (command && strcmp(command, "extract") == 0) extract_help(f);
   else if (command && strcmp(command, "tree") == 0) cli_tree_help(f);
@@ -487,6 +491,61 @@ static int cmd_dump(int argc, char **argv) {
   free(buf);
   if (st != RSC_OK) return 1;
   return strict && early ? 1 : 0;
+}
+
+static void encode_help(FILE *f) {
+  fprintf(f,
+          "usage: %s encode [--dev] [--bundler B] [--html] [FILE|-]\n"
+          "\n"
+          "Decode a Flight payload, then write it back as Flight to stdout (rsc_encode):\n"
+          "for what React's server wrote, the same bytes. Exit 1 with the error's byte\n"
+          "offset when the input is refused.\n",
+          prog);
+}
+
+static int cmd_encode(int argc, char **argv) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags |= RSC_OPT_KEEP_ROWS;
+  int html = 0;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--dev") == 0) opt.flags |= RSC_OPT_DEV;
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
+      if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
+    } else if (strcmp(a, "--html") == 0) html = 1;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
+    else if (a[0] == '-' && a[1]) return usage(stderr, 2);
+    else if (file) return usage(stderr, 2);
+    else file = a;
+  }
+  if (!file) file = "-";
+  size_t len;
+  char *buf = cli_read_payload(file, html, &len);
+  if (!buf) return 1;
+  rsc_decoder *d = decode(buf, len, &opt, 0);
+  if (!d) {
+    free(buf);
+    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+    return 1;
+  }
+  const rsc_error *e = rsc_decoder_error(d);
+  if (e->code != RSC_OK) {
+    cli_report_error(file, e);
+    rsc_decoder_free(d);
+    free(buf);
+    return 1;
+  }
+  rsc_status st = rsc_encode(d, write_stdout, NULL);
+  if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
+  if (st == RSC_ERR_USER) fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
+  else if (st == RSC_ERR_NOMEM) fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+  else if (st != RSC_OK && rsc_decoder_error(d)->code) cli_report_error(file, rsc_decoder_error(d));
+  else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
+  rsc_decoder_free(d);
+  free(buf);
+  return st != RSC_OK;
 }
 
 /* ---- bench ------------------------------------------------------------------- */
@@ -950,6 +1009,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "help") != 0 && cmd[0] != '-') command = cmd;
   if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+  if (strcmp(cmd, "encode") == 0) return cmd_encode(argc - 2, argv + 2);
   if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 2, argv + 2);
   if (strcmp(cmd, "tree") == 0) return cli_tree_main(argc - 2, argv + 2);
   if (strcmp(cmd, "stats") == 0) return cli_stats_main(argc - 2, argv + 2);

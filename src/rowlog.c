@@ -1,0 +1,73 @@
+/* rowlog.c - the row log of RSC_OPT_KEEP_ROWS: the order, ids and tags of
+ * the rows, which the chunk table does not keep (a stream's rows share
+ * one id; hints and debug rows make no chunk), the text of the rows whose
+ * content the values do not hold, and the reference forms that made
+ * collections. Only the decoder calls here, and only with the flag set;
+ * encode.c reads the log. Arena memory: a reset empties it. */
+#include "rowlog.h"
+
+#include "rscflight.h"
+
+/* Rows whose text is kept: hints (not part of any value), development
+ * debug rows (D, N, J, W: read by nothing here), and development errors
+ * (their stacks and owners are not kept in the error values). */
+static bool keeps_text(const rsc_decoder *d, uint8_t tag) {
+  switch (tag) {
+  case 'H':
+  case 'D':
+  case 'N':
+  case 'J':
+  case 'W': return true;
+  case 'E': return d->dev;
+  default: return false;
+  }
+}
+
+static void *grow(rsc_decoder *d, void *old, size_t *cap, size_t len, size_t size) {
+  if (len < *cap) return old;
+  size_t ncap = *cap ? *cap * 2 : 64;
+  void *p = rsc__alloc(d, ncap * size);
+  if (!p) return NULL;
+  if (len) memcpy(p, old, len * size);
+  *cap = ncap;
+  return p;
+}
+
+bool rsc__rowlog_row(rsc_decoder *d, int64_t id, uint8_t tag, const uint8_t *p, size_t n) {
+  struct rsc_rowlog *l = &d->rowlog;
+  rsc_logged_row *rows = (rsc_logged_row *)grow(d, l->rows, &l->cap, l->len, sizeof *rows);
+  if (!rows) return false;
+  l->rows = rows;
+  rsc_logged_row *r = &rows[l->len];
+  r->id = id;
+  r->tag = tag;
+  r->raw = NULL;
+  r->raw_len = 0;
+  if (keeps_text(d, tag)) {
+    char *t = rsc__strdup(d, (const char *)p, n);
+    if (!t) return false;
+    r->raw = t;
+    r->raw_len = n;
+  }
+  l->len++;
+  return true;
+}
+
+void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
+                      const rsc_node *v) {
+  uintptr_t identity = rsc__writer_identity(v);
+  if (!identity) return;
+  int64_t id = 0;
+  for (size_t i = 0; i < len && id_text[i] != ':'; i++) {
+    char c = id_text[i];
+    int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (x < 0 || id > (INT64_MAX >> 4)) return;
+    id = id * 16 + x;
+  }
+  struct rsc_rowlog *l = &d->rowlog;
+  rsc_logged_form *f =
+      (rsc_logged_form *)grow(d, l->forms, &l->forms_cap, l->forms_len, sizeof *f);
+  if (!f) return;
+  l->forms = f;
+  f[l->forms_len++] = (rsc_logged_form){identity, id, form};
+}
