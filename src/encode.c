@@ -24,28 +24,54 @@
 #include "rowtags.h"
 #include "textout.h"
 
-/* A reference string the writer may write for a value ("$5", "$0:a:b"). */
+/* A reference string the writer may write for a value ("$5", "$0:a:b"),
+ * and the log index of the row it names (-1: a path, or no row). */
 typedef struct ref {
   char *s;
   size_t n;
+  int64_t row;
 } ref;
+
+/* A row's text, made before it is written: a row that the server
+ * outlined while it wrote another (a Map's entries) is written first but
+ * serialized inside the other, and the paths of what both hold depend on
+ * that order. */
+typedef struct row_text {
+  char *p;
+  size_t len;
+  uint8_t state; /* 0 not made, 1 being made, 2 made */
+} row_text;
+
+typedef struct row_info {
+  rsc_chunk *chunk;
+  rsc_stream *stream; /* a stream's later row (an item, its end)            */
+  uint32_t item;      /* the stream's items before this row                 */
+} row_info;
 
 typedef struct enc {
   rsc_decoder *d;
   rsc_text out;
-  rsc_idmap written; /* identity -> refs index: what stands for a value met again */
-  rsc_idmap forms;   /* identity -> forms index: the form that made a value */
-  rsc_idmap texts;   /* a T row's text pointer -> refs index               */
+  rsc_idmap written; /* identity -> refs: what stands for a value met again   */
+  rsc_idmap firsts;  /* identity -> refs: the form that stands for a value at
+                        its first meeting ("$Q2", a typed array's "$6"); met
+                        again, the path of that first place does            */
+  rsc_idmap texts;   /* a string's or symbol's text pointer -> refs: a row's
+                        own string value, written as "$<id>" elsewhere       */
+  rsc_idmap rowidx;  /* row id + 1 -> the log index of its model row        */
+  rsc_idmap protos;  /* a "__proto__" member's address -> protos index      */
   ref *refs;
   size_t refs_len, refs_cap;
-  const rsc_logged_form *formv;
-  uintptr_t row_root; /* the identity of the value of the row being written */
-  bool fail;          /* out of memory                                      */
+  row_text *rows;
+  row_info *infos;      /* by log index                                     */
+  uint32_t *item_index; /* by the log index of a stream's start: items so far */
+  size_t cur_row;     /* the log index of the row being made              */
+  uintptr_t row_root; /* the identity of the value of the row being made  */
+  bool fail;          /* out of memory                                    */
 } enc;
 
 /* ---- references ---------------------------------------------------------- */
 
-static uint32_t add_ref(enc *e, const char *s, size_t n) {
+static uint32_t add_ref(enc *e, const char *s, size_t n, int64_t row) {
   if (e->refs_len == e->refs_cap) {
     size_t cap = e->refs_cap ? e->refs_cap * 2 : 256;
     ref *r = (ref *)realloc(e->refs, cap * sizeof *r);
@@ -63,24 +89,38 @@ static uint32_t add_ref(enc *e, const char *s, size_t n) {
   }
   memcpy(c, s, n);
   c[n] = 0;
-  e->refs[e->refs_len] = (ref){c, n};
+  e->refs[e->refs_len] = (ref){c, n, row};
   return (uint32_t)e->refs_len++;
-}
-
-static void put_ref(enc *e, rsc_idmap *m, uintptr_t k, const char *s, size_t n) {
-  if (!k || rsc__idmap_get(m, k) != RSC_IDMAP_NONE) return;
-  uint32_t i = add_ref(e, s, n);
-  if (i == RSC_IDMAP_NONE) return;
-  if (!rsc__idmap_put(m, k, i)) e->fail = true;
 }
 
 static size_t hex_id(char *buf, int64_t id) { return (size_t)sprintf(buf, "%llx", (long long)id); }
 
-static void put_id_ref(enc *e, rsc_idmap *m, uintptr_t k, int64_t id) {
-  char buf[24];
-  buf[0] = '$';
-  size_t n = 1 + hex_id(buf + 1, id);
-  put_ref(e, m, k, buf, n);
+/* k stands for "$" + form + id (the row at log index row) in m, unless it
+ * already has a reference there. */
+static void put_id_ref(enc *e, rsc_idmap *m, uintptr_t k, const char *form, int64_t id,
+                       int64_t row) {
+  if (!k || rsc__idmap_get(m, k) != RSC_IDMAP_NONE) return;
+  char buf[40];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "$%s", form);
+  if (!(form[0] == 'Z' && id < 0)) n += hex_id(buf + n, id);
+  uint32_t i = add_ref(e, buf, n, row);
+  if (i == RSC_IDMAP_NONE) return;
+  if (!rsc__idmap_put(m, k, i)) e->fail = true;
+}
+
+static int64_t row_of(enc *e, int64_t id) {
+  uint32_t r = rsc__idmap_get(&e->rowidx, (uintptr_t)(id + 1));
+  return r == RSC_IDMAP_NONE ? -1 : (int64_t)r;
+}
+
+static void make_row(enc *e, size_t r);
+
+/* Writes a reference; a row it names that is written before the one being
+ * made, and not made yet, was serialized right here (outlined). */
+static void write_ref(enc *e, const ref *f) {
+  if (f->row >= 0 && (size_t)f->row < e->cur_row && e->rows[f->row].state == 0)
+    make_row(e, (size_t)f->row);
+  rsc__text_json_string(&e->out, f->s, f->n);
 }
 
 /* ---- values -------------------------------------------------------------- */
@@ -93,7 +133,7 @@ static void put_hex(enc *e, int64_t id) {
   put(e, buf, hex_id(buf, id));
 }
 
-/* A string value prefixed: "$" + prefix + text as one JSON string. */
+/* A string value prefixed: prefix + text as one JSON string. */
 static void put_prefixed(enc *e, const char *prefix, const char *s, size_t n) {
   size_t pn = strlen(prefix);
   char stack[256];
@@ -118,8 +158,18 @@ static void put_number(enc *e, double v) {
   }
 }
 
-/* JSON as the server stringifies data it does not revive (an I row's
- * metadata): no "$" forms. */
+/* A string another row holds as its own value: that row's "$<id>". */
+static bool put_row_string(enc *e, const rsc_node *v, bool top) {
+  if (top || !v->len) return false;
+  uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
+  if (t == RSC_IDMAP_NONE) return false;
+  write_ref(e, &e->refs[t]);
+  return true;
+}
+
+/* JSON as the server stringifies what it does not serialize as a model
+ * (an I row's metadata, a "__proto__" member): no "$" escapes, but the
+ * strings that other rows hold. */
 static void put_plain(enc *e, const rsc_node *v) {
   switch (v->kind) {
   case RSC_NULL: puts_(e, "null"); return;
@@ -129,7 +179,9 @@ static void put_plain(enc *e, const rsc_node *v) {
     put(e, buf, rsc__format_number(v->u.num, buf));
     return;
   }
-  case RSC_STRING: rsc__text_json_string(&e->out, v->u.str, v->len); return;
+  case RSC_STRING:
+    if (!put_row_string(e, v, false)) rsc__text_json_string(&e->out, v->u.str, v->len);
+    return;
   case RSC_ARRAY:
     put(e, "[", 1);
     for (uint32_t i = 0; i < v->len; i++) {
@@ -157,9 +209,7 @@ static void put_plain(enc *e, const rsc_node *v) {
   }
 }
 
-/* The reference a child of a parent whose reference is pref gets under
- * key: pref + ":" + key (NULL when the parent has none or the key holds a
- * ':', as the server skips those). */
+/* The reference of the container a value sits in (NULL: it has none). */
 typedef struct path_ref {
   const char *s;
   size_t n;
@@ -168,25 +218,53 @@ typedef struct path_ref {
 static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
                       bool top);
 
-static void put_child(enc *e, const rsc_node *v, path_ref self, const char *key, size_t klen) {
-  put_value(e, v, self, key, klen, false);
-}
-
 static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i) {
   char buf[16];
   int n = snprintf(buf, sizeof buf, "%u", i);
-  put_child(e, v, self, buf, (size_t)n);
+  put_value(e, v, self, buf, (size_t)n, false);
 }
 
-static void put_form(enc *e, const rsc_logged_form *f) {
-  char buf[32];
-  buf[0] = '"';
-  buf[1] = '$';
-  buf[2] = f->form;
-  size_t n = 3;
-  if (!(f->form == 'Z' && f->id < 0)) n += hex_id(buf + 3, f->id);
-  buf[n++] = '"';
-  put(e, buf, n);
+/* The server's writtenObjects.set(value, parentReference + ':' + key): a
+ * value first met below a parent with a reference, under a key without a
+ * ':', is that path when met again. Returns the value's own reference. */
+static path_ref note_path(enc *e, uintptr_t id, path_ref parent, const char *key, size_t klen) {
+  path_ref self = {NULL, 0};
+  if (!parent.s || memchr(key, ':', klen)) return self;
+  size_t n = parent.n + 1 + klen;
+  char stack[512];
+  char *buf = n <= sizeof stack ? stack : (char *)malloc(n);
+  if (!buf) {
+    e->fail = true;
+    return self;
+  }
+  memcpy(buf, parent.s, parent.n);
+  buf[parent.n] = ':';
+  memcpy(buf + parent.n + 1, key, klen);
+  uint32_t i = add_ref(e, buf, n, -1);
+  if (buf != stack) free(buf);
+  if (i == RSC_IDMAP_NONE) return self;
+  if (!rsc__idmap_put(&e->written, id, i)) {
+    e->fail = true;
+    return self;
+  }
+  return (path_ref){e->refs[i].s, e->refs[i].n};
+}
+
+static void put_members(enc *e, const rsc_node *v, path_ref self) {
+  put(e, "{", 1);
+  for (uint32_t i = 0; i < v->len; i++) {
+    const rsc_member *m = &v->u.members[i];
+    uint32_t kn = rsc__member_klen(m);
+    if (i) put(e, ",", 1);
+    rsc__text_json_string(&e->out, m->key, kn);
+    put(e, ":", 1);
+    uint32_t p = m->val.kind == RSC_UNDEFINED && (v->flags & NF_PROTO)
+                     ? rsc__idmap_get(&e->protos, (uintptr_t)m)
+                     : RSC_IDMAP_NONE;
+    if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value);
+    else put_value(e, &m->val, self, m->key, kn, false);
+  }
+  put(e, "}", 1);
 }
 
 static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
@@ -198,20 +276,16 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   case RSC_NULL: puts_(e, "null"); return;
   case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
   case RSC_NUMBER: put_number(e, v->u.num); return;
-  case RSC_STRING: {
-    uint32_t t = v->len ? rsc__idmap_get(&e->texts, (uintptr_t)v->u.str) : RSC_IDMAP_NONE;
-    if (t != RSC_IDMAP_NONE) {
-      rsc__text_json_string(&e->out, e->refs[t].s, e->refs[t].n);
-      return;
-    }
+  case RSC_STRING:
+    if (put_row_string(e, v, top)) return;
     if (v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
     else rsc__text_json_string(&e->out, v->u.str, v->len);
     return;
-  }
   case RSC_BIGINT: put_prefixed(e, "$n", v->u.str, v->len); return;
   case RSC_DATE: put_prefixed(e, "$D", v->u.str, v->len); return;
   case RSC_SYMBOL:
-    if (rsc__is_marker(v)) puts_(e, "\"$\"");
+    if (put_row_string(e, v, top)) return;
+    if (rsc__is_marker(v) && v->u.str == rsc__element_symbol) puts_(e, "\"$\"");
     else put_prefixed(e, "$S", v->u.str, v->len);
     return;
   case RSC_TEMP_REF: put_prefixed(e, "$T", v->u.str, v->len); return;
@@ -231,6 +305,12 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     else puts_(e, "null");
     return;
   }
+  case RSC_ERROR:
+    if (!e->d->dev) { /* production errors are all "$Z" */
+      puts_(e, "\"$Z\"");
+      return;
+    }
+    break;
   default: break;
   }
 
@@ -240,50 +320,21 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   path_ref self = {NULL, 0};
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
-      rsc__text_json_string(&e->out, e->refs[w].s, e->refs[w].n);
+      write_ref(e, &e->refs[w]);
       return;
     }
     self = (path_ref){e->refs[w].s, e->refs[w].n};
-  } else if (id && parent.s && !memchr(key, ':', klen)) {
-    char stack[512];
-    size_t n = parent.n + 1 + klen;
-    char *buf = n <= sizeof stack ? stack : (char *)malloc(n);
-    if (!buf) {
-      e->fail = true;
-      return;
-    }
-    memcpy(buf, parent.s, parent.n);
-    buf[parent.n] = ':';
-    memcpy(buf + parent.n + 1, key, klen);
-    uint32_t i = add_ref(e, buf, n);
-    if (buf != stack) free(buf);
-    if (i == RSC_IDMAP_NONE) return;
-    if (!rsc__idmap_put(&e->written, id, i)) {
-      e->fail = true;
-      return;
-    }
-    self = (path_ref){e->refs[i].s, e->refs[i].n};
+  } else if (id) {
+    self = note_path(e, id, parent, key, klen);
   }
-  uint32_t f = id ? rsc__idmap_get(&e->forms, id) : RSC_IDMAP_NONE;
+  uint32_t f = id ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
-    put_form(e, &e->formv[f]);
+    write_ref(e, &e->refs[f]);
     return;
   }
 
   switch (v->kind) {
-  case RSC_OBJECT: {
-    put(e, "{", 1);
-    for (uint32_t i = 0; i < v->len; i++) {
-      const rsc_member *m = &v->u.members[i];
-      uint32_t kn = rsc__member_klen(m);
-      if (i) put(e, ",", 1);
-      rsc__text_json_string(&e->out, m->key, kn);
-      put(e, ":", 1);
-      put_child(e, &m->val, self, m->key, kn);
-    }
-    put(e, "}", 1);
-    return;
-  }
+  case RSC_OBJECT: put_members(e, v, self); return;
   case RSC_ARRAY:
     put(e, "[", 1);
     for (uint32_t i = 0; i < v->len; i++) {
@@ -293,34 +344,30 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     put(e, "]", 1);
     return;
   case RSC_ELEMENT: {
+    /* the tuple's slots are the element's type, key, props and owner in
+     * the server's paths */
     const rsc_element *el = v->u.el;
     puts_(e, "[\"$\",");
-    put_child(e, &el->type, self, "type", 4);
+    put_value(e, &el->type, self, "type", 4, false);
     put(e, ",", 1);
-    put_child(e, &el->key, self, "key", 3);
+    put_value(e, &el->key, self, "key", 3, false);
     put(e, ",", 1);
-    put_child(e, &el->props, self, "props", 5);
+    put_value(e, &el->props, self, "props", 5, false);
     if (v->sub & EL_HAS_OWNER) {
       put(e, ",", 1);
-      put_child(e, &el->owner, self, "_owner", 6);
+      put_value(e, &el->owner, self, "_owner", 6, false);
     }
     put(e, "]", 1);
     return;
   }
   default:
-    /* a value whose form the log does not name (a stream, binary data or a
-     * reference that is no row's value) */
+    /* a value whose form the log does not name */
     puts_(e, "null");
     return;
   }
 }
 
 /* ---- rows ---------------------------------------------------------------- */
-
-typedef struct stream_pos {
-  int64_t id;
-  uint32_t next; /* items written so far */
-} stream_pos;
 
 static void row_head(enc *e, int64_t id, uint8_t tag) {
   put_hex(e, id);
@@ -337,15 +384,10 @@ static void length_row(enc *e, int64_t id, uint8_t tag, const void *p, size_t n)
 
 /* A row's value: its own identity stands for it everywhere but here. */
 static void row_value(enc *e, const rsc_node *v) {
+  uintptr_t outer = e->row_root;
   e->row_root = rsc__writer_identity(v);
   put_value(e, v, (path_ref){NULL, 0}, "", 0, true);
-  e->row_root = 0;
-}
-
-static void model_line(enc *e, int64_t id, const rsc_node *v) {
-  row_head(e, id, 0);
-  row_value(e, v);
-  put(e, "\n", 1);
+  e->row_root = outer;
 }
 
 static void error_line(enc *e, int64_t id, const rsc_node *reason) {
@@ -358,138 +400,144 @@ static void error_line(enc *e, int64_t id, const rsc_node *reason) {
   put(e, "}\n", 2);
 }
 
-/* The position of stream id among the streams started so far, or NULL. */
-static stream_pos *find_stream(stream_pos *s, size_t n, int64_t id) {
-  for (size_t i = n; i-- > 0;)
-    if (s[i].id == id) return &s[i];
-  return NULL;
+/* The value a row of a stream carries (the item it added), or NULL. */
+static const rsc_node *stream_item(const rsc_stream *st, uint32_t i) {
+  if (i >= st->len) return NULL;
+  if (st->kind == RSC_STREAM_TEXT || st->kind == RSC_STREAM_BYTES) return &st->items[i];
+  if (st->slots[i]->state != CS_FULFILLED) return NULL;
+  return rsc__slot_value(st->slots[i]);
 }
 
-static void write_rows(enc *e) {
+static void write_row(enc *e, size_t r) {
   rsc_decoder *d = e->d;
-  const struct rsc_rowlog *l = &d->rowlog;
-  stream_pos *streams = NULL;
-  size_t nstreams = 0, cap = 0;
-  for (size_t r = 0; r < l->len && !e->fail && !e->out.status; r++) {
-    const rsc_logged_row *row = &l->rows[r];
-    rsc_chunk *c = rsc__find_chunk(d, row->id);
-    if (c) rsc__read_chunk(d, c);
-    if (d->err.code) break;
-    if (row->raw) {
-      if (row->tag == 'H') put(e, ":", 1);
-      else row_head(e, row->id, 0);
-      put(e, (const char *)&row->tag, 1);
-      put(e, row->raw, row->raw_len);
-      put(e, "\n", 1);
-      continue;
-    }
-    stream_pos *sp = c && c->stream ? find_stream(streams, nstreams, row->id) : NULL;
-    rsc_stream *st = sp ? c->stream : NULL;
-    switch (row->tag) {
-    case 'R':
-    case 'r':
-    case 'X':
-    case 'x':
-      if (nstreams == cap) {
-        cap = cap ? cap * 2 : 16;
-        stream_pos *ns = (stream_pos *)realloc(streams, cap * sizeof *ns);
-        if (!ns) {
-          e->fail = true;
-          break;
-        }
-        streams = ns;
-      }
-      streams[nstreams++] = (stream_pos){row->id, 0};
-      row_head(e, row->id, row->tag);
-      put(e, "\n", 1);
-      break;
-    case 'C':
-      row_head(e, row->id, 'C');
-      if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR) &&
-          sp->next < st->len && st->slots[sp->next]->state == CS_FULFILLED) {
-        const rsc_node *v = rsc__slot_value(st->slots[sp->next]);
-        if (v->kind != RSC_UNDEFINED) row_value(e, v);
-      }
-      put(e, "\n", 1);
-      break;
-    case 'E': {
-      const rsc_node *reason = NULL;
-      if (c && c->state == CS_REJECTED) reason = &c->reason;
-      else if (st && st->end == RSC_STREAM_ERRORED) reason = &st->end_value;
-      error_line(e, row->id, reason);
-      break;
-    }
-    case 'I':
-      row_head(e, row->id, 'I');
-      if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
-        put_plain(e, &c->value.u.cref->metadata);
-      else puts_(e, "null");
-      put(e, "\n", 1);
-      break;
-    case 'T':
-      if (c && c->state == CS_FULFILLED && c->value.kind == RSC_STRING)
-        length_row(e, row->id, 'T', c->value.u.str, c->value.len);
-      break;
-    case 0:
-      if (st) {
-        const rsc_node *v = NULL;
-        if (st->kind == RSC_STREAM_TEXT || st->kind == RSC_STREAM_BYTES)
-          v = sp->next < st->len ? &st->items[sp->next] : NULL;
-        else if (sp->next < st->len && st->slots[sp->next]->state == CS_FULFILLED)
-          v = rsc__slot_value(st->slots[sp->next]);
-        sp->next++;
-        if (v) model_line(e, row->id, v);
-        break;
-      }
-      if (c && c->state == CS_FULFILLED) model_line(e, row->id, &c->value);
-      else if (c && c->state == CS_HALTED) {
-        row_head(e, row->id, 0);
-        put(e, "\n", 1);
-      }
-      break;
-    default:
-      if (rsc__is_length_tag(row->tag)) {
-        const rsc_node *v = NULL;
-        if (row->tag == 'b' && st) {
-          v = sp->next < st->len ? &st->items[sp->next] : NULL;
-          sp->next++;
-        } else if (c && c->state == CS_FULFILLED) v = &c->value;
-        if (v && v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
-      }
-      break;
-    }
+  const rsc_logged_row *row = &d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  rsc_stream *st = e->infos[r].stream;
+  if (row->raw) {
+    if (row->tag == 'H') put(e, ":", 1);
+    else row_head(e, row->id, 0);
+    put(e, (const char *)&row->tag, 1);
+    put(e, row->raw, row->raw_len);
+    put(e, "\n", 1);
+    return;
   }
-  free(streams);
+  switch (row->tag) {
+  case 'R':
+  case 'r':
+  case 'X':
+  case 'x':
+    row_head(e, row->id, row->tag);
+    put(e, "\n", 1);
+    return;
+  case 'C': {
+    row_head(e, row->id, 'C');
+    const rsc_node *v = NULL;
+    if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
+      v = stream_item(st, e->infos[r].item);
+    if (v && v->kind != RSC_UNDEFINED) row_value(e, v);
+    put(e, "\n", 1);
+    return;
+  }
+  case 'E': {
+    const rsc_node *reason = NULL;
+    if (c && c->state == CS_REJECTED) reason = &c->reason;
+    else if (st && st->end == RSC_STREAM_ERRORED) reason = &st->end_value;
+    error_line(e, row->id, reason);
+    return;
+  }
+  case 'I':
+    row_head(e, row->id, 'I');
+    if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
+      put_plain(e, &c->value.u.cref->metadata);
+    else puts_(e, "null");
+    put(e, "\n", 1);
+    return;
+  default: break;
+  }
+  const rsc_node *v = NULL;
+  if (st) v = stream_item(st, e->infos[r].item);
+  else if (c && c->state == CS_FULFILLED) v = &c->value;
+  if (row->tag == 0) {
+    if (v) {
+      row_head(e, row->id, 0);
+      row_value(e, v);
+      put(e, "\n", 1);
+    } else if (c && c->state == CS_HALTED) {
+      row_head(e, row->id, 0);
+      put(e, "\n", 1);
+    }
+    return;
+  }
+  if (!v) return;
+  if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
+  else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
 }
 
-/* What stands for each row's own value, and the forms the log noted. */
+static void make_row(enc *e, size_t r) {
+  row_text *t = &e->rows[r];
+  if (t->state) return;
+  t->state = 1;
+  rsc_text outer = e->out;
+  size_t outer_row = e->cur_row;
+  memset(&e->out, 0, sizeof e->out);
+  e->cur_row = r;
+  write_row(e, r);
+  if (e->out.status) e->fail = true;
+  t->p = e->out.p;
+  t->len = e->out.len;
+  t->state = 2;
+  e->out = outer;
+  e->cur_row = outer_row;
+}
+
+/* What stands for each row's own value, the forms the log noted, and
+ * which rows belong to streams. */
 static void prepare(enc *e) {
   rsc_decoder *d = e->d;
   const struct rsc_rowlog *l = &d->rowlog;
-  for (size_t i = 0; i < l->forms_len && !e->fail; i++) {
-    uintptr_t k = l->forms[i].identity;
-    if (rsc__idmap_get(&e->forms, k) == RSC_IDMAP_NONE && !rsc__idmap_put(&e->forms, k, (uint32_t)i))
-      e->fail = true;
-  }
-  e->formv = l->forms;
+  for (size_t i = 0; i < l->protos_len && !e->fail; i++)
+    if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[i].member, (uint32_t)i)) e->fail = true;
   for (size_t r = 0; r < l->len && !e->fail; r++) {
     const rsc_logged_row *row = &l->rows[r];
-    if (row->raw || row->tag == 'C' || row->tag == 'E' || row->tag == 'b') continue;
     rsc_chunk *c = rsc__find_chunk(d, row->id);
-    if (!c || c->stream) continue;
-    rsc__read_chunk(d, c);
+    if (c) rsc__read_chunk(d, c);
     if (d->err.code) return;
-    if (c->state != CS_FULFILLED) continue;
-    if (row->tag == 'T' && c->value.kind == RSC_STRING && c->value.len)
-      put_id_ref(e, &e->texts, (uintptr_t)c->value.u.str, row->id);
-    else put_id_ref(e, &e->written, rsc__writer_identity(&c->value), row->id);
+    e->infos[r].chunk = c;
+    if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' &&
+        row->tag != 'x') {
+      /* a stream's later row: the next item, or its end (C, E) */
+      uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
+      e->infos[r].stream = c->stream;
+      e->infos[r].item = *n;
+      if (row->tag != 'C' && row->tag != 'E' && !row->raw) (*n)++;
+      continue;
+    }
+    if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
+        (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
+      if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
+          !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
+        e->fail = true;
+    }
+    if (!c) continue;
+    if (c->stream) {
+      put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
+      continue;
+    }
+    if (row->raw || row->tag == 'E' || c->state != CS_FULFILLED) continue;
+    const rsc_node *v = &c->value;
+    if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL) {
+      if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+    } else if (v->kind == RSC_BINARY) {
+      /* emitted as its own row where it is first met; a path after */
+      put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
+    } else {
+      put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
+    }
   }
-  /* streams: "$<id>" names the stream */
-  for (size_t r = 0; r < l->len && !e->fail; r++) {
-    const rsc_logged_row *row = &l->rows[r];
-    if (row->tag != 'R' && row->tag != 'r' && row->tag != 'X' && row->tag != 'x') continue;
-    rsc_chunk *c = rsc__find_chunk(d, row->id);
-    if (c && c->stream) put_id_ref(e, &e->written, (uintptr_t)c->stream, row->id);
+  for (size_t i = 0; i < l->forms_len && !e->fail; i++) {
+    const rsc_logged_form *f = &l->forms[i];
+    char form[2] = {f->form, 0};
+    put_id_ref(e, &e->firsts, f->identity, form, f->id, row_of(e, f->id));
   }
 }
 
@@ -500,17 +548,36 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   enc e;
   memset(&e, 0, sizeof e);
   e.d = d;
-  if (!rsc__text_to_writer(&e.out, write, ctx)) return RSC_ERR_NOMEM;
-  prepare(&e);
-  if (!e.fail && !d->err.code) write_rows(&e);
-  if (!e.fail && !d->err.code && !e.out.status) rsc__text_flush(&e.out);
+  size_t n = d->rowlog.len;
+  e.rows = (row_text *)calloc(n + 1, sizeof *e.rows);
+  e.infos = (row_info *)calloc(n + 1, sizeof *e.infos);
+  e.item_index = (uint32_t *)calloc(n + 1, sizeof *e.item_index);
+  if (!e.rows || !e.infos || !e.item_index) e.fail = true;
+  if (!e.fail) prepare(&e);
+  for (size_t r = 0; r < n && !e.fail && !d->err.code; r++) make_row(&e, r);
+  rsc_status st = RSC_OK;
+  if (!e.fail && !d->err.code) {
+    rsc_text out;
+    if (!rsc__text_to_writer(&out, write, ctx)) e.fail = true;
+    else {
+      for (size_t r = 0; r < n && !out.status; r++) rsc__text_put(&out, e.rows[r].p, e.rows[r].len);
+      if (!out.status) rsc__text_flush(&out);
+      st = out.status;
+      free(out.p);
+    }
+  }
+  for (size_t r = 0; e.rows && r < n; r++) free(e.rows[r].p);
+  free(e.rows);
+  free(e.infos);
+  free(e.item_index);
   for (size_t i = 0; i < e.refs_len; i++) free(e.refs[i].s);
   free(e.refs);
   rsc__idmap_free(&e.written);
-  rsc__idmap_free(&e.forms);
+  rsc__idmap_free(&e.firsts);
   rsc__idmap_free(&e.texts);
-  free(e.out.p);
+  rsc__idmap_free(&e.rowidx);
+  rsc__idmap_free(&e.protos);
   if (d->err.code) return d->err.code;
   if (e.fail) return RSC_ERR_NOMEM;
-  return e.out.status;
+  return st;
 }

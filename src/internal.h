@@ -336,11 +336,20 @@ typedef struct rsc_logged_form {
   char form;
 } rsc_logged_form;
 
+/* A "__proto__" member's value, which revive deletes without walking it
+ * (React's client never sees it): kept as parsed. */
+typedef struct rsc_logged_proto {
+  const rsc_member *member;
+  rsc_node value;
+} rsc_logged_proto;
+
 struct rsc_rowlog {
   rsc_logged_row *rows;
   size_t len, cap;
   rsc_logged_form *forms;
   size_t forms_len, forms_cap;
+  rsc_logged_proto *protos;
+  size_t protos_len, protos_cap;
 };
 
 /* ---- the decoder ------------------------------------------------------- */

@@ -71,3 +71,12 @@ void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len
   l->forms = f;
   f[l->forms_len++] = (rsc_logged_form){identity, id, form};
 }
+
+void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m) {
+  struct rsc_rowlog *l = &d->rowlog;
+  rsc_logged_proto *p =
+      (rsc_logged_proto *)grow(d, l->protos, &l->protos_cap, l->protos_len, sizeof *p);
+  if (!p) return;
+  l->protos = p;
+  p[l->protos_len++] = (rsc_logged_proto){m, m->val};
+}

@@ -28,6 +28,9 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, uint8_t tag, const uint8_t *p, 
 void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
                       const rsc_node *v);
 
+/* Notes the value of a "__proto__" member before revive deletes it. */
+void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m);
+
 #ifdef __cplusplus
 }
 #endif
