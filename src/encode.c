@@ -40,6 +40,7 @@ typedef struct row_text {
   char *p;
   size_t len;
   uint8_t state; /* 0 not made, 1 being made, 2 made */
+  bool outlined;  /* a form names it: the server wrote it where it met it */
 } row_text;
 
 typedef struct row_info {
@@ -118,7 +119,8 @@ static void make_row(enc *e, size_t r);
 /* Writes a reference; a row it names that is written before the one being
  * made, and not made yet, was serialized right here (outlined). */
 static void write_ref(enc *e, const ref *f) {
-  if (f->row >= 0 && (size_t)f->row < e->cur_row && e->rows[f->row].state == 0)
+  if (f->row >= 0 && e->rows[f->row].state == 0 &&
+      ((size_t)f->row < e->cur_row || e->rows[f->row].outlined))
     make_row(e, (size_t)f->row);
   rsc__text_json_string(&e->out, f->s, f->n);
 }
@@ -434,7 +436,8 @@ static void write_row(enc *e, size_t r) {
     const rsc_node *v = NULL;
     if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
       v = stream_item(st, e->infos[r].item);
-    if (v && v->kind != RSC_UNDEFINED) row_value(e, v);
+    /* the return value sits in no row of its own */
+    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, (path_ref){NULL, 0}, "", 0, false);
     put(e, "\n", 1);
     return;
   }
@@ -442,6 +445,9 @@ static void write_row(enc *e, size_t r) {
     const rsc_node *reason = NULL;
     if (c && c->state == CS_REJECTED) reason = &c->reason;
     else if (st && st->end == RSC_STREAM_ERRORED) reason = &st->end_value;
+    else if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR) &&
+             e->infos[r].item < st->len && st->slots[e->infos[r].item]->state == CS_REJECTED)
+      reason = &st->slots[e->infos[r].item]->reason;
     error_line(e, row->id, reason);
     return;
   }
@@ -537,7 +543,9 @@ static void prepare(enc *e) {
   for (size_t i = 0; i < l->forms_len && !e->fail; i++) {
     const rsc_logged_form *f = &l->forms[i];
     char form[2] = {f->form, 0};
-    put_id_ref(e, &e->firsts, f->identity, form, f->id, row_of(e, f->id));
+    int64_t row = row_of(e, f->id);
+    put_id_ref(e, &e->firsts, f->identity, form, f->id, row);
+    if (row >= 0) e->rows[row].outlined = true;
   }
 }
 
@@ -554,6 +562,10 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   e.item_index = (uint32_t *)calloc(n + 1, sizeof *e.item_index);
   if (!e.rows || !e.infos || !e.item_index) e.fail = true;
   if (!e.fail) prepare(&e);
+  /* rows a form names (a Map's entries...) are made where they are met
+   * first, then what is left in order */
+  for (size_t r = 0; r < n && !e.fail && !d->err.code; r++)
+    if (!e.rows[r].outlined) make_row(&e, r);
   for (size_t r = 0; r < n && !e.fail && !d->err.code; r++) make_row(&e, r);
   rsc_status st = RSC_OK;
   if (!e.fail && !d->err.code) {

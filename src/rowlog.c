@@ -53,10 +53,19 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, uint8_t tag, const uint8_t *p, 
   return true;
 }
 
-void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
-                      const rsc_node *v) {
+void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *v) {
   uintptr_t identity = rsc__writer_identity(v);
   if (!identity) return;
+  struct rsc_rowlog *l = &d->rowlog;
+  rsc_logged_form *f =
+      (rsc_logged_form *)grow(d, l->forms, &l->forms_cap, l->forms_len, sizeof *f);
+  if (!f) return;
+  l->forms = f;
+  f[l->forms_len++] = (rsc_logged_form){identity, id, form};
+}
+
+void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
+                      const rsc_node *v) {
   int64_t id = 0;
   for (size_t i = 0; i < len && id_text[i] != ':'; i++) {
     char c = id_text[i];
@@ -64,12 +73,22 @@ void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len
     if (x < 0 || id > (INT64_MAX >> 4)) return;
     id = id * 16 + x;
   }
-  struct rsc_rowlog *l = &d->rowlog;
-  rsc_logged_form *f =
-      (rsc_logged_form *)grow(d, l->forms, &l->forms_cap, l->forms_len, sizeof *f);
-  if (!f) return;
-  l->forms = f;
-  f[l->forms_len++] = (rsc_logged_form){identity, id, form};
+  rsc__rowlog_form_id(d, form, id, v);
+}
+
+void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_node *v) {
+  char form;
+  switch (map) {
+  case MAP_MAP: form = 'Q'; break;
+  case MAP_SET: form = 'W'; break;
+  case MAP_FORMDATA: form = 'K'; break;
+  case MAP_BLOB: form = 'B'; break;
+  case MAP_ITERATOR: form = 'i'; break;
+  case MAP_SERVER_REF: form = 'h'; break;
+  case MAP_ERROR_DEV: form = 'Z'; break;
+  default: return;
+  }
+  rsc__rowlog_form_id(d, form, id, v);
 }
 
 void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m) {

@@ -28,6 +28,10 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, uint8_t tag, const uint8_t *p, 
 void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
                       const rsc_node *v);
 
+/* The same with the id read, and for a reference that waited: the form
+ * its map stands for (nothing for MAP_MODEL). */
+void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *v);
+void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_node *v);
 /* Notes the value of a "__proto__" member before revive deletes it. */
 void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m);
 
