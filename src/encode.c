@@ -118,11 +118,12 @@ static void make_row(enc *e, size_t r);
 
 /* Writes a reference; a row it names that is written before the one being
  * made, and not made yet, was serialized right here (outlined). */
-static void write_ref(enc *e, const ref *f) {
-  if (f->row >= 0 && e->rows[f->row].state == 0 &&
-      ((size_t)f->row < e->cur_row || e->rows[f->row].outlined))
-    make_row(e, (size_t)f->row);
-  rsc__text_json_string(&e->out, f->s, f->n);
+static void write_ref(enc *e, uint32_t i) {
+  int64_t row = e->refs[i].row;
+  if (row >= 0 && e->rows[row].state == 0 &&
+      ((size_t)row < e->cur_row || e->rows[row].outlined))
+    make_row(e, (size_t)row); /* (may grow refs) */
+  rsc__text_json_string(&e->out, e->refs[i].s, e->refs[i].n);
 }
 
 /* ---- values -------------------------------------------------------------- */
@@ -162,10 +163,10 @@ static void put_number(enc *e, double v) {
 
 /* A string another row holds as its own value: that row's "$<id>". */
 static bool put_row_string(enc *e, const rsc_node *v, bool top) {
-  if (top || !v->len) return false;
+  if (!v->len) return false;
   uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
-  if (t == RSC_IDMAP_NONE) return false;
-  write_ref(e, &e->refs[t]);
+  if (t == RSC_IDMAP_NONE || (top && e->refs[t].row == (int64_t)e->cur_row)) return false;
+  write_ref(e, t);
   return true;
 }
 
@@ -322,7 +323,7 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   path_ref self = {NULL, 0};
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
-      write_ref(e, &e->refs[w]);
+      write_ref(e, w);
       return;
     }
     self = (path_ref){e->refs[w].s, e->refs[w].n};
@@ -331,7 +332,7 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   }
   uint32_t f = id ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
-    write_ref(e, &e->refs[f]);
+    write_ref(e, f);
     return;
   }
 
