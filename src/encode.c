@@ -60,12 +60,14 @@ typedef struct enc {
                         own string value, written as "$<id>" elsewhere       */
   rsc_idmap rowidx;  /* row id + 1 -> the log index of its model row        */
   rsc_idmap protos;  /* a "__proto__" member's address -> protos index      */
+  rsc_idmap tails;   /* a development element -> tails index                */
   ref *refs;
   size_t refs_len, refs_cap;
   row_text *rows;
   row_info *infos;      /* by log index                                     */
   uint32_t *item_index; /* by the log index of a stream's start: items so far */
   size_t cur_row;     /* the log index of the row being made              */
+  uint32_t depth, max_depth; /* containers open, and how many may be     */
   uintptr_t row_root; /* the identity of the value of the row being made  */
   bool fail;          /* out of memory                                    */
 } enc;
@@ -127,6 +129,18 @@ static void write_ref(enc *e, uint32_t i) {
 }
 
 /* ---- values -------------------------------------------------------------- */
+
+/* A lazy of an internal chunk (an element that waited on another row) is
+ * the value it settled to: the server wrote that value there. */
+static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
+  for (int hops = 0; v->kind == RSC_LAZY && v->u.chunk->id < 0 && hops < 64; hops++) {
+    rsc_chunk *c = v->u.chunk;
+    rsc__read_chunk(d, c);
+    if (c->state != CS_FULFILLED) break;
+    v = &c->value;
+  }
+  return v;
+}
 
 static void put(enc *e, const char *s, size_t n) { rsc__text_put(&e->out, s, n); }
 static void puts_(enc *e, const char *s) { rsc__text_puts(&e->out, s); }
@@ -220,6 +234,7 @@ typedef struct path_ref {
 
 static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
                       bool top);
+static void put_container(enc *e, const rsc_node *v, path_ref self);
 
 static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i) {
   char buf[16];
@@ -273,6 +288,13 @@ static void put_members(enc *e, const rsc_node *v, path_ref self) {
 static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
                       bool top) {
   if (e->fail || e->out.status) return;
+  v = unwrap(e->d, v);
+  /* A cycle the server would have written as a path, where no path was
+   * recorded, ends here instead of in the C stack. */
+  if (e->depth >= e->max_depth) {
+    puts_(e, "null");
+    return;
+  }
   switch (v->kind) {
   case RSC_NONE:
   case RSC_UNDEFINED: puts_(e, "\"$undefined\""); return;
@@ -302,10 +324,7 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
       put(e, "\"", 1);
       return;
     }
-    /* an internal chunk (a blocked element's): its value stands here */
-    rsc__read_chunk(e->d, c);
-    if (c->state == CS_FULFILLED) put_value(e, &c->value, parent, key, klen, top);
-    else puts_(e, "null");
+    puts_(e, "null"); /* an internal chunk that did not settle */
     return;
   }
   case RSC_ERROR:
@@ -336,6 +355,12 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     return;
   }
 
+  e->depth++;
+  put_container(e, v, self);
+  e->depth--;
+}
+
+static void put_container(enc *e, const rsc_node *v, path_ref self) {
   switch (v->kind) {
   case RSC_OBJECT: put_members(e, v, self); return;
   case RSC_ARRAY:
@@ -356,9 +381,15 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     put_value(e, &el->key, self, "key", 3, false);
     put(e, ",", 1);
     put_value(e, &el->props, self, "props", 5, false);
-    if (v->sub & EL_HAS_OWNER) {
-      put(e, ",", 1);
-      put_value(e, &el->owner, self, "_owner", 6, false);
+    uint32_t t = (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el)
+                                         : RSC_IDMAP_NONE;
+    if (t != RSC_IDMAP_NONE) { /* owner, debug stack, validated, as sent */
+      const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
+      for (uint32_t i = 0; i < tl->n; i++) {
+        put(e, ",", 1);
+        if (i == 0) put_value(e, &tl->slots[i], self, "_owner", 6, false);
+        else put_index_child(e, &tl->slots[i], self, i + 4);
+      }
     }
     put(e, "]", 1);
     return;
@@ -388,6 +419,7 @@ static void length_row(enc *e, int64_t id, uint8_t tag, const void *p, size_t n)
 /* A row's value: its own identity stands for it everywhere but here. */
 static void row_value(enc *e, const rsc_node *v) {
   uintptr_t outer = e->row_root;
+  v = unwrap(e->d, v);
   e->row_root = rsc__writer_identity(v);
   put_value(e, v, (path_ref){NULL, 0}, "", 0, true);
   e->row_root = outer;
@@ -417,7 +449,7 @@ static void write_row(enc *e, size_t r) {
   rsc_chunk *c = e->infos[r].chunk;
   rsc_stream *st = e->infos[r].stream;
   if (row->raw) {
-    if (row->tag == 'H') put(e, ":", 1);
+    if (row->tag == 'H' || row->tag == 'N') put(e, ":", 1); /* React writes them without an id */
     else row_head(e, row->id, 0);
     put(e, (const char *)&row->tag, 1);
     put(e, row->raw, row->raw_len);
@@ -502,6 +534,8 @@ static void make_row(enc *e, size_t r) {
 static void prepare(enc *e) {
   rsc_decoder *d = e->d;
   const struct rsc_rowlog *l = &d->rowlog;
+  for (size_t i = 0; i < l->tails_len && !e->fail; i++)
+    if (!rsc__idmap_put(&e->tails, (uintptr_t)l->tails[i].element, (uint32_t)i)) e->fail = true;
   for (size_t i = 0; i < l->protos_len && !e->fail; i++)
     if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[i].member, (uint32_t)i)) e->fail = true;
   for (size_t r = 0; r < l->len && !e->fail; r++) {
@@ -531,7 +565,7 @@ static void prepare(enc *e) {
       continue;
     }
     if (row->raw || row->tag == 'E' || c->state != CS_FULFILLED) continue;
-    const rsc_node *v = &c->value;
+    const rsc_node *v = unwrap(d, &c->value);
     if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL) {
       if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
     } else if (v->kind == RSC_BINARY) {
@@ -557,6 +591,9 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   enc e;
   memset(&e, 0, sizeof e);
   e.d = d;
+  /* a row's JSON nests at most max_depth deep: this bounds the C stack
+   * (about 300 bytes a level) where a cycle has no path to end it */
+  e.max_depth = d->opt.limits.max_depth + 64;
   size_t n = d->rowlog.len;
   e.rows = (row_text *)calloc(n + 1, sizeof *e.rows);
   e.infos = (row_info *)calloc(n + 1, sizeof *e.infos);
@@ -590,6 +627,7 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   rsc__idmap_free(&e.texts);
   rsc__idmap_free(&e.rowidx);
   rsc__idmap_free(&e.protos);
+  rsc__idmap_free(&e.tails);
   if (d->err.code) return d->err.code;
   if (e.fail) return RSC_ERR_NOMEM;
   return st;

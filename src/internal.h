@@ -343,6 +343,15 @@ typedef struct rsc_logged_proto {
   rsc_node value;
 } rsc_logged_proto;
 
+/* A development element's tuple slots from the owner on (owner, debug
+ * stack, validated flag), which the element keeps only the first of: the
+ * tuple's own slots, so that references filled later are seen. */
+typedef struct rsc_logged_tail {
+  const struct rsc_element *element;
+  const rsc_node *slots;
+  uint32_t n;
+} rsc_logged_tail;
+
 struct rsc_rowlog {
   rsc_logged_row *rows;
   size_t len, cap;
@@ -350,6 +359,8 @@ struct rsc_rowlog {
   size_t forms_len, forms_cap;
   rsc_logged_proto *protos;
   size_t protos_len, protos_cap;
+  rsc_logged_tail *tails;
+  size_t tails_len, tails_cap;
 };
 
 /* ---- the decoder ------------------------------------------------------- */

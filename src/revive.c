@@ -502,6 +502,7 @@ static bool new_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rsc_n
   if (d->dev) {
     el->owner = n > 3 && slots[3].kind != RSC_UNDEFINED ? slots[3] : rsc__mk(RSC_NULL);
     out->sub = EL_HAS_OWNER;
+    if ((d->opt.flags & RSC_OPT_KEEP_ROWS) && n > 3) rsc__rowlog_tail(d, el, slots + 3, n - 3);
   }
   return true;
 }

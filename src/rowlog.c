@@ -99,3 +99,13 @@ void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m) {
   l->protos = p;
   p[l->protos_len++] = (rsc_logged_proto){m, m->val};
 }
+
+void rsc__rowlog_tail(rsc_decoder *d, const struct rsc_element *el, const rsc_node *slots,
+                      uint32_t n) {
+  struct rsc_rowlog *l = &d->rowlog;
+  rsc_logged_tail *t =
+      (rsc_logged_tail *)grow(d, l->tails, &l->tails_cap, l->tails_len, sizeof *t);
+  if (!t) return;
+  l->tails = t;
+  t[l->tails_len++] = (rsc_logged_tail){el, slots, n};
+}

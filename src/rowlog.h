@@ -32,6 +32,9 @@ void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len
  * its map stands for (nothing for MAP_MODEL). */
 void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *v);
 void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_node *v);
+/* Notes a development element's tuple slots from the owner on. */
+void rsc__rowlog_tail(rsc_decoder *d, const struct rsc_element *el, const rsc_node *slots,
+                      uint32_t n);
 /* Notes the value of a "__proto__" member before revive deletes it. */
 void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m);
 
