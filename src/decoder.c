@@ -641,7 +641,9 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
 
   /* RSC_OPT_KEEP_ROWS: the row log of the Flight writer (rowlog.c) */
   if (__builtin_expect((d->opt.flags & RSC_OPT_KEEP_ROWS) != 0, 0) &&
-      !rsc__rowlog_row(d, row->id, tag, p, n))
+      !rsc__rowlog_row(
+          d, row->id, !rsc__is_length_tag(tag) && row->data_offset - row->offset == 1u + (tag != 0),
+          tag, p, n))
     return d->err.code;
 
   if (bkind >= 0) {

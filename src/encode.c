@@ -20,6 +20,7 @@
 #include "chunks.h"
 #include "idmap.h"
 #include "json.h"
+#include "revive.h"
 #include "rowlog.h"
 #include "rowtags.h"
 #include "textout.h"
@@ -40,7 +41,7 @@ typedef struct row_text {
   char *p;
   size_t len;
   uint8_t state; /* 0 not made, 1 being made, 2 made */
-  bool outlined;  /* a form names it: the server wrote it where it met it */
+  bool outlined; /* a form names it: the server wrote it where it met it */
 } row_text;
 
 typedef struct row_info {
@@ -64,12 +65,13 @@ typedef struct enc {
   ref *refs;
   size_t refs_len, refs_cap;
   row_text *rows;
-  row_info *infos;      /* by log index                                     */
-  uint32_t *item_index; /* by the log index of a stream's start: items so far */
-  size_t cur_row;     /* the log index of the row being made              */
+  row_info *infos;           /* by log index                                     */
+  uint32_t *item_index;      /* by the log index of a stream's start: items so far */
+  size_t cur_row;            /* the log index of the row being made              */
   uint32_t depth, max_depth; /* containers open, and how many may be     */
-  uintptr_t row_root; /* the identity of the value of the row being made  */
-  bool fail;          /* out of memory                                    */
+  bool no_id;                /* the row being made had no id              */
+  uintptr_t row_root;        /* the identity of the value of the row being made  */
+  bool fail;                 /* out of memory                                    */
 } enc;
 
 /* ---- references ---------------------------------------------------------- */
@@ -122,8 +124,7 @@ static void make_row(enc *e, size_t r);
  * made, and not made yet, was serialized right here (outlined). */
 static void write_ref(enc *e, uint32_t i) {
   int64_t row = e->refs[i].row;
-  if (row >= 0 && e->rows[row].state == 0 &&
-      ((size_t)row < e->cur_row || e->rows[row].outlined))
+  if (row >= 0 && e->rows[row].state == 0 && ((size_t)row < e->cur_row || e->rows[row].outlined))
     make_row(e, (size_t)row); /* (may grow refs) */
   rsc__text_json_string(&e->out, e->refs[i].s, e->refs[i].n);
 }
@@ -187,7 +188,7 @@ static bool put_row_string(enc *e, const rsc_node *v, bool top) {
 /* JSON as the server stringifies what it does not serialize as a model
  * (an I row's metadata, a "__proto__" member): no "$" escapes, but the
  * strings that other rows hold. */
-static void put_plain(enc *e, const rsc_node *v) {
+static void put_plain(enc *e, const rsc_node *v, bool escape) {
   switch (v->kind) {
   case RSC_NULL: puts_(e, "null"); return;
   case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
@@ -197,13 +198,15 @@ static void put_plain(enc *e, const rsc_node *v) {
     return;
   }
   case RSC_STRING:
-    if (!put_row_string(e, v, false)) rsc__text_json_string(&e->out, v->u.str, v->len);
+    if (put_row_string(e, v, false)) return;
+    if (escape && v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
+    else rsc__text_json_string(&e->out, v->u.str, v->len);
     return;
   case RSC_ARRAY:
     put(e, "[", 1);
     for (uint32_t i = 0; i < v->len; i++) {
       if (i) put(e, ",", 1);
-      put_plain(e, &v->u.items[i]);
+      put_plain(e, &v->u.items[i], escape);
     }
     put(e, "]", 1);
     return;
@@ -217,7 +220,7 @@ static void put_plain(enc *e, const rsc_node *v) {
       first = false;
       rsc__text_json_string(&e->out, m->key, rsc__member_klen(m));
       put(e, ":", 1);
-      put_plain(e, &m->val);
+      put_plain(e, &m->val, escape);
     }
     put(e, "}", 1);
     return;
@@ -279,7 +282,7 @@ static void put_members(enc *e, const rsc_node *v, path_ref self) {
     uint32_t p = m->val.kind == RSC_UNDEFINED && (v->flags & NF_PROTO)
                      ? rsc__idmap_get(&e->protos, (uintptr_t)m)
                      : RSC_IDMAP_NONE;
-    if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value);
+    if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value, false);
     else put_value(e, &m->val, self, m->key, kn, false);
   }
   put(e, "}", 1);
@@ -303,6 +306,10 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   case RSC_NUMBER: put_number(e, v->u.num); return;
   case RSC_STRING:
     if (put_row_string(e, v, top)) return;
+    if (v->u.str == rsc__omitted_message) {
+      puts_(e, "\"$Y\"");
+      return;
+    }
     if (v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
     else rsc__text_json_string(&e->out, v->u.str, v->len);
     return;
@@ -381,8 +388,8 @@ static void put_container(enc *e, const rsc_node *v, path_ref self) {
     put_value(e, &el->key, self, "key", 3, false);
     put(e, ",", 1);
     put_value(e, &el->props, self, "props", 5, false);
-    uint32_t t = (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el)
-                                         : RSC_IDMAP_NONE;
+    uint32_t t =
+        (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el) : RSC_IDMAP_NONE;
     if (t != RSC_IDMAP_NONE) { /* owner, debug stack, validated, as sent */
       const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
       for (uint32_t i = 0; i < tl->n; i++) {
@@ -404,6 +411,11 @@ static void put_container(enc *e, const rsc_node *v, path_ref self) {
 /* ---- rows ---------------------------------------------------------------- */
 
 static void row_head(enc *e, int64_t id, uint8_t tag) {
+  if (e->no_id) {
+    put(e, ":", 1);
+    if (tag) put(e, (const char *)&tag, 1);
+    return;
+  }
   put_hex(e, id);
   put(e, ":", 1);
   if (tag) put(e, (const char *)&tag, 1);
@@ -449,8 +461,7 @@ static void write_row(enc *e, size_t r) {
   rsc_chunk *c = e->infos[r].chunk;
   rsc_stream *st = e->infos[r].stream;
   if (row->raw) {
-    if (row->tag == 'H' || row->tag == 'N') put(e, ":", 1); /* React writes them without an id */
-    else row_head(e, row->id, 0);
+    row_head(e, row->id, 0);
     put(e, (const char *)&row->tag, 1);
     put(e, row->raw, row->raw_len);
     put(e, "\n", 1);
@@ -487,7 +498,8 @@ static void write_row(enc *e, size_t r) {
   case 'I':
     row_head(e, row->id, 'I');
     if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
-      put_plain(e, &c->value.u.cref->metadata);
+      /* (rspack's server does not escape export names; the others do) */
+      put_plain(e, &c->value.u.cref->metadata, d->opt.bundler != RSC_BUNDLER_RSPACK);
     else puts_(e, "null");
     put(e, "\n", 1);
     return;
@@ -520,7 +532,10 @@ static void make_row(enc *e, size_t r) {
   size_t outer_row = e->cur_row;
   memset(&e->out, 0, sizeof e->out);
   e->cur_row = r;
+  bool outer_no_id = e->no_id;
+  e->no_id = e->d->rowlog.rows[r].no_id;
   write_row(e, r);
+  e->no_id = outer_no_id;
   if (e->out.status) e->fail = true;
   t->p = e->out.p;
   t->len = e->out.len;

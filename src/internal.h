@@ -324,6 +324,7 @@ typedef struct rsc_stream {
 typedef struct rsc_logged_row {
   int64_t id;
   uint8_t tag;
+  bool no_id;      /* the row had no id (":H...", as React writes hints) */
   const char *raw; /* arena copy, or NULL */
   size_t raw_len;
 } rsc_logged_row;

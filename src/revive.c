@@ -29,7 +29,7 @@
 #include "rowlog.h"
 #include "shared.h"
 
-static const char omitted_message[] =
+const char rsc__omitted_message[] =
     "This object has been omitted by React in the console log to avoid sending too much data "
     "from the server. Try logging smaller or more specific objects.";
 static const char missing_temp_refs[] =
@@ -413,13 +413,17 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     *out = rsc__str(RSC_TEMP_REF, rest, rlen);
     return true;
   case 'Q':
-    return noted(d, 'Q', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown));
+    return noted(d, 'Q', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown));
   case 'W':
-    return noted(d, 'W', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown));
+    return noted(d, 'W', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown));
   case 'B':
-    return noted(d, 'B', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown));
+    return noted(d, 'B', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown));
   case 'K':
-    return noted(d, 'K', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown));
+    return noted(d, 'K', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown));
   case 'Z':
     if (d->dev)
       return noted(d, 'Z', rest, rlen, out,
@@ -427,7 +431,8 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     *out = rsc__error_node(d, rsc__generic_error, NULL);
     return out->kind == RSC_ERROR;
   case 'i':
-    return noted(d, 'i', rest, rlen, out, get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown));
+    return noted(d, 'i', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown));
   case 'I': *out = rsc__num(INFINITY); return true;
   case '-': *out = rsc__num(n == 3 && s[2] == '0' ? -0.0 : -INFINITY); return true;
   case 'N': *out = rsc__num(NAN); return true;
@@ -475,7 +480,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
        * parent: the chunk's value is the null the case returns. */
       *out = sc->key_index == -2
                  ? rsc__mk(RSC_NULL)
-                 : rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
+                 : rsc__str(RSC_STRING, rsc__omitted_message, sizeof rsc__omitted_message - 1);
       return true;
     }
     break;

@@ -33,7 +33,8 @@ static void *grow(rsc_decoder *d, void *old, size_t *cap, size_t len, size_t siz
   return p;
 }
 
-bool rsc__rowlog_row(rsc_decoder *d, int64_t id, uint8_t tag, const uint8_t *p, size_t n) {
+bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, uint8_t tag, const uint8_t *p,
+                     size_t n) {
   struct rsc_rowlog *l = &d->rowlog;
   rsc_logged_row *rows = (rsc_logged_row *)grow(d, l->rows, &l->cap, l->len, sizeof *rows);
   if (!rows) return false;
@@ -41,6 +42,7 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, uint8_t tag, const uint8_t *p, 
   rsc_logged_row *r = &rows[l->len];
   r->id = id;
   r->tag = tag;
+  r->no_id = no_id;
   r->raw = NULL;
   r->raw_len = 0;
   if (keeps_text(d, tag)) {
@@ -57,8 +59,7 @@ void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *
   uintptr_t identity = rsc__writer_identity(v);
   if (!identity) return;
   struct rsc_rowlog *l = &d->rowlog;
-  rsc_logged_form *f =
-      (rsc_logged_form *)grow(d, l->forms, &l->forms_cap, l->forms_len, sizeof *f);
+  rsc_logged_form *f = (rsc_logged_form *)grow(d, l->forms, &l->forms_cap, l->forms_len, sizeof *f);
   if (!f) return;
   l->forms = f;
   f[l->forms_len++] = (rsc_logged_form){identity, id, form};
@@ -103,8 +104,7 @@ void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m) {
 void rsc__rowlog_tail(rsc_decoder *d, const struct rsc_element *el, const rsc_node *slots,
                       uint32_t n) {
   struct rsc_rowlog *l = &d->rowlog;
-  rsc_logged_tail *t =
-      (rsc_logged_tail *)grow(d, l->tails, &l->tails_cap, l->tails_len, sizeof *t);
+  rsc_logged_tail *t = (rsc_logged_tail *)grow(d, l->tails, &l->tails_cap, l->tails_len, sizeof *t);
   if (!t) return;
   l->tails = t;
   t[l->tails_len++] = (rsc_logged_tail){el, slots, n};

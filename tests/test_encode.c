@@ -83,9 +83,7 @@ Test(values, special_numbers_and_primitives) {
      "\"s\":\"$Sreact.fragment\"}\n");
 }
 
-Test(values, undefined_members_stay) {
-  RT("0:{\"a\":\"$undefined\",\"b\":1}\n");
-}
+Test(values, undefined_members_stay) { RT("0:{\"a\":\"$undefined\",\"b\":1}\n"); }
 
 Test(values, elements) {
   RT("0:[\"$\",\"div\",null,{\"className\":\"x\",\"children\":[[\"$\",\"span\",\"k\","
@@ -135,13 +133,9 @@ Test(values, iterators_and_blobs) {
      "1:[\"application/x-test\",\"$2\"]\n");
 }
 
-Test(values, production_errors) {
-  RT("0:{\"err\":\"$Z\",\"list\":[\"$Z\"]}\n");
-}
+Test(values, production_errors) { RT("0:{\"err\":\"$Z\",\"list\":[\"$Z\"]}\n"); }
 
-Test(values, proto_member_kept) {
-  RT("0:{\"o\":{\"a\":1,\"__proto__\":{\"x\":\"$1\"}}}\n");
-}
+Test(values, proto_member_kept) { RT("0:{\"o\":{\"a\":1,\"__proto__\":{\"x\":\"$1\"}}}\n"); }
 
 /* ---- row kinds ---------------------------------------------------------------- */
 
@@ -280,16 +274,16 @@ static known *find_known(known *k, size_t n, const char *rel) {
 
 static rsc_bundler bundler_of(const char *rel) {
   if (strstr(rel, "bundlers/parcel/")) return RSC_BUNDLER_PARCEL;
-  if (strstr(rel, "bundlers/turbopack/") || strstr(rel, "next-turbopack")) return RSC_BUNDLER_TURBOPACK;
+  if (strstr(rel, "bundlers/turbopack/") || strstr(rel, "next-turbopack"))
+    return RSC_BUNDLER_TURBOPACK;
   if (strstr(rel, "bundlers/rspack/")) return RSC_BUNDLER_RSPACK;
   return RSC_BUNDLER_WEBPACK;
 }
 
 Test(fixtures, every_server_written_payload_round_trips, .timeout = 600) {
   static const char *const patterns[] = {
-      "react/*/prod/*.rsc",           "react/*/dev/*.rsc",
-      "bundlers/*/*/prod/*.rsc",      "bundlers/*/*/dev/*.rsc",
-      "html/next-*.rsc",
+      "react/*/prod/*.rsc",     "react/*/dev/*.rsc", "bundlers/*/*/prod/*.rsc",
+      "bundlers/*/*/dev/*.rsc", "html/next-*.rsc",
   };
   size_t nknown;
   known *k = read_known(&nknown);
