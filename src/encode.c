@@ -321,7 +321,10 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     else put_prefixed(e, "$S", v->u.str, v->len);
     return;
   case RSC_TEMP_REF: put_prefixed(e, "$T", v->u.str, v->len); return;
-  case RSC_FUNCTION: put_prefixed(e, "$E", v->u.str, v->len); return;
+  case RSC_FUNCTION:
+    if (put_row_string(e, v, top)) return;
+    put_prefixed(e, "$E", v->u.str, v->len);
+    return;
   case RSC_LAZY:
   case RSC_PROMISE: {
     rsc_chunk *c = v->u.chunk;
@@ -460,7 +463,7 @@ static void write_row(enc *e, size_t r) {
   const rsc_logged_row *row = &d->rowlog.rows[r];
   rsc_chunk *c = e->infos[r].chunk;
   rsc_stream *st = e->infos[r].stream;
-  if (row->raw) {
+  if (row->raw && row->tag != 0) {
     row_head(e, row->id, 0);
     put(e, (const char *)&row->tag, 1);
     put(e, row->raw, row->raw_len);
@@ -513,8 +516,9 @@ static void write_row(enc *e, size_t r) {
       row_head(e, row->id, 0);
       row_value(e, v);
       put(e, "\n", 1);
-    } else if (c && c->state == CS_HALTED) {
+    } else if (row->raw) { /* no value: the row as it came */
       row_head(e, row->id, 0);
+      put(e, row->raw, row->raw_len);
       put(e, "\n", 1);
     }
     return;
@@ -565,7 +569,7 @@ static void prepare(enc *e) {
       uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
       e->infos[r].stream = c->stream;
       e->infos[r].item = *n;
-      if (row->tag != 'C' && row->tag != 'E' && !row->raw) (*n)++;
+      if (row->tag != 'C' && row->tag != 'E' && !(row->raw && row->tag != 0)) (*n)++;
       continue;
     }
     if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
@@ -579,9 +583,9 @@ static void prepare(enc *e) {
       put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
       continue;
     }
-    if (row->raw || row->tag == 'E' || c->state != CS_FULFILLED) continue;
+    if ((row->raw && row->tag != 0) || row->tag == 'E' || c->state != CS_FULFILLED) continue;
     const rsc_node *v = unwrap(d, &c->value);
-    if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL) {
+    if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
       if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
     } else if (v->kind == RSC_BINARY) {
       /* emitted as its own row where it is first met; a path after */

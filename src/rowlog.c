@@ -9,10 +9,14 @@
 #include "rscflight.h"
 
 /* Rows whose text is kept: hints (not part of any value), development
- * debug rows (D, N, J, W: read by nothing here), and development errors
- * (their stacks and owners are not kept in the error values). */
+ * debug rows (D, N, J, W: read by nothing here), development errors
+ * (their stacks and owners are not kept in the error values), and model
+ * rows, for those whose chunk ends with no value to write (rejected by an
+ * error it referenced, blocked on a row that never came): known only at
+ * the end. */
 static bool keeps_text(const rsc_decoder *d, uint8_t tag) {
   switch (tag) {
+  case 0:
   case 'H':
   case 'D':
   case 'N':

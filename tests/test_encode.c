@@ -77,6 +77,16 @@ Test(values, json_and_escapes) {
   RT("0:null\n");
 }
 
+/* The value is written, not the row's text: JSON the server never writes
+ * (spaces, escapes JSON.stringify does not make) comes out as it would. */
+Test(values, written_from_the_value) {
+  const char in[] = "0:{ \"a\" : [1.50, \"\\u0041\", 1E3] }\n";
+  buf out;
+  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, "0:{\"a\":[1.5,\"A\",1000]}\n");
+  free(out.p);
+}
+
 Test(values, special_numbers_and_primitives) {
   RT("0:[\"$undefined\",\"$NaN\",\"$Infinity\",\"$-Infinity\",\"$-0\",0,-1]\n");
   RT("0:{\"d\":\"$D2024-01-02T03:04:05.678Z\",\"b\":\"$n-12345678901234567890\","
