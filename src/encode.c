@@ -25,12 +25,18 @@
 #include "rowtags.h"
 #include "textout.h"
 
-/* A reference string the writer may write for a value ("$5", "$0:a:b"),
- * and the log index of the row it names (-1: a path, or no row). */
+/* What the writer may write for a value: a row's reference ("$5", "$Q2":
+ * its text, and the log index of the row it names), or a path, kept as
+ * its container's reference and a key (an array index when key is NULL),
+ * spelled out only when written. */
 typedef struct ref {
-  char *s;
+  char *s; /* a row's reference, or NULL for a path */
   size_t n;
-  int64_t row;
+  int64_t row;     /* -1 for a path                       */
+  uint32_t parent; /* a path: its container's reference   */
+  uint32_t klen;
+  const char *key;
+  uint32_t index;
 } ref;
 
 /* A row's text, made before it is written: a row that the server
@@ -52,7 +58,9 @@ typedef struct row_info {
 
 typedef struct enc {
   rsc_decoder *d;
-  rsc_text out;
+  rsc_text *out;     /* where the row being made goes: sink, or its own text */
+  rsc_text sink;     /* the writer's                                        */
+  size_t emit_next;  /* the log index of the next row to hand the writer */
   rsc_idmap written; /* identity -> refs: what stands for a value met again   */
   rsc_idmap firsts;  /* identity -> refs: the form that stands for a value at
                         its first meeting ("$Q2", a typed array's "$6"); met
@@ -64,6 +72,7 @@ typedef struct enc {
   rsc_idmap tails;   /* a development element -> tails index                */
   ref *refs;
   size_t refs_len, refs_cap;
+  rsc_text scratch; /* a path spelled out */
   row_text *rows;
   row_info *infos;           /* by log index                                     */
   uint32_t *item_index;      /* by the log index of a stream's start: items so far */
@@ -76,7 +85,7 @@ typedef struct enc {
 
 /* ---- references ---------------------------------------------------------- */
 
-static uint32_t add_ref(enc *e, const char *s, size_t n, int64_t row) {
+static uint32_t new_ref(enc *e) {
   if (e->refs_len == e->refs_cap) {
     size_t cap = e->refs_cap ? e->refs_cap * 2 : 256;
     ref *r = (ref *)realloc(e->refs, cap * sizeof *r);
@@ -87,15 +96,53 @@ static uint32_t add_ref(enc *e, const char *s, size_t n, int64_t row) {
     e->refs = r;
     e->refs_cap = cap;
   }
+  memset(&e->refs[e->refs_len], 0, sizeof(ref));
+  return (uint32_t)e->refs_len++;
+}
+
+static uint32_t add_ref(enc *e, const char *s, size_t n, int64_t row) {
   char *c = (char *)malloc(n + 1);
-  if (!c) {
+  uint32_t i = c ? new_ref(e) : RSC_IDMAP_NONE;
+  if (i == RSC_IDMAP_NONE) {
+    free(c);
     e->fail = true;
     return RSC_IDMAP_NONE;
   }
   memcpy(c, s, n);
   c[n] = 0;
-  e->refs[e->refs_len] = (ref){c, n, row};
-  return (uint32_t)e->refs_len++;
+  e->refs[i].s = c;
+  e->refs[i].n = n;
+  e->refs[i].row = row;
+  return i;
+}
+
+/* A path below the reference parent. */
+static uint32_t add_path(enc *e, uint32_t parent, const char *key, size_t klen, uint32_t index) {
+  uint32_t i = new_ref(e);
+  if (i == RSC_IDMAP_NONE) return i;
+  ref *r = &e->refs[i];
+  r->row = -1;
+  r->parent = parent;
+  r->key = key;
+  r->klen = (uint32_t)klen;
+  r->index = index;
+  return i;
+}
+
+/* Appends reference i's text to the scratch text. */
+static void spell(enc *e, uint32_t i) {
+  const ref *r = &e->refs[i];
+  if (r->s) {
+    rsc__text_put(&e->scratch, r->s, r->n);
+    return;
+  }
+  spell(e, r->parent);
+  rsc__text_put(&e->scratch, ":", 1);
+  if (r->key) rsc__text_put(&e->scratch, r->key, r->klen);
+  else {
+    char buf[16];
+    rsc__text_put(&e->scratch, buf, (size_t)snprintf(buf, sizeof buf, "%u", r->index));
+  }
 }
 
 static size_t hex_id(char *buf, int64_t id) { return (size_t)sprintf(buf, "%llx", (long long)id); }
@@ -126,7 +173,14 @@ static void write_ref(enc *e, uint32_t i) {
   int64_t row = e->refs[i].row;
   if (row >= 0 && e->rows[row].state == 0 && ((size_t)row < e->cur_row || e->rows[row].outlined))
     make_row(e, (size_t)row); /* (may grow refs) */
-  rsc__text_json_string(&e->out, e->refs[i].s, e->refs[i].n);
+  if (e->refs[i].s) {
+    rsc__text_json_string(e->out, e->refs[i].s, e->refs[i].n);
+    return;
+  }
+  e->scratch.len = 0;
+  spell(e, i);
+  if (e->scratch.status) e->fail = true;
+  else rsc__text_json_string(e->out, e->scratch.p, e->scratch.len);
 }
 
 /* ---- values -------------------------------------------------------------- */
@@ -143,8 +197,8 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
   return v;
 }
 
-static void put(enc *e, const char *s, size_t n) { rsc__text_put(&e->out, s, n); }
-static void puts_(enc *e, const char *s) { rsc__text_puts(&e->out, s); }
+static void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
+static void puts_(enc *e, const char *s) { rsc__text_puts(e->out, s); }
 
 static void put_hex(enc *e, int64_t id) {
   char buf[24];
@@ -162,7 +216,7 @@ static void put_prefixed(enc *e, const char *prefix, const char *s, size_t n) {
   }
   memcpy(buf, prefix, pn);
   if (n) memcpy(buf + pn, s, n);
-  rsc__text_json_string(&e->out, buf, pn + n);
+  rsc__text_json_string(e->out, buf, pn + n);
   if (buf != stack) free(buf);
 }
 
@@ -200,7 +254,7 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
   case RSC_STRING:
     if (put_row_string(e, v, false)) return;
     if (escape && v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
-    else rsc__text_json_string(&e->out, v->u.str, v->len);
+    else rsc__text_json_string(e->out, v->u.str, v->len);
     return;
   case RSC_ARRAY:
     put(e, "[", 1);
@@ -218,7 +272,7 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
       if (m->val.kind == RSC_UNDEFINED) continue;
       if (!first) put(e, ",", 1);
       first = false;
-      rsc__text_json_string(&e->out, m->key, rsc__member_klen(m));
+      rsc__text_json_string(e->out, m->key, rsc__member_klen(m));
       put(e, ":", 1);
       put_plain(e, &m->val, escape);
     }
@@ -229,46 +283,31 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
   }
 }
 
-/* The reference of the container a value sits in (NULL: it has none). */
-typedef struct path_ref {
-  const char *s;
-  size_t n;
-} path_ref;
+/* The reference of the container a value sits in (NO_REF: it has none). */
+typedef uint32_t path_ref;
+#define NO_REF RSC_IDMAP_NONE
 
 static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
-                      bool top);
+                      uint32_t index, bool top);
 static void put_container(enc *e, const rsc_node *v, path_ref self);
 
 static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i) {
-  char buf[16];
-  int n = snprintf(buf, sizeof buf, "%u", i);
-  put_value(e, v, self, buf, (size_t)n, false);
+  put_value(e, v, self, NULL, 0, i, false);
 }
 
 /* The server's writtenObjects.set(value, parentReference + ':' + key): a
  * value first met below a parent with a reference, under a key without a
  * ':', is that path when met again. Returns the value's own reference. */
-static path_ref note_path(enc *e, uintptr_t id, path_ref parent, const char *key, size_t klen) {
-  path_ref self = {NULL, 0};
-  if (!parent.s || memchr(key, ':', klen)) return self;
-  size_t n = parent.n + 1 + klen;
-  char stack[512];
-  char *buf = n <= sizeof stack ? stack : (char *)malloc(n);
-  if (!buf) {
-    e->fail = true;
-    return self;
-  }
-  memcpy(buf, parent.s, parent.n);
-  buf[parent.n] = ':';
-  memcpy(buf + parent.n + 1, key, klen);
-  uint32_t i = add_ref(e, buf, n, -1);
-  if (buf != stack) free(buf);
-  if (i == RSC_IDMAP_NONE) return self;
+static path_ref note_path(enc *e, uintptr_t id, path_ref parent, const char *key, size_t klen,
+                          uint32_t index) {
+  if (parent == NO_REF || (key && memchr(key, ':', klen))) return NO_REF;
+  uint32_t i = add_path(e, parent, key, klen, index);
+  if (i == RSC_IDMAP_NONE) return NO_REF;
   if (!rsc__idmap_put(&e->written, id, i)) {
     e->fail = true;
-    return self;
+    return NO_REF;
   }
-  return (path_ref){e->refs[i].s, e->refs[i].n};
+  return i;
 }
 
 static void put_members(enc *e, const rsc_node *v, path_ref self) {
@@ -277,20 +316,20 @@ static void put_members(enc *e, const rsc_node *v, path_ref self) {
     const rsc_member *m = &v->u.members[i];
     uint32_t kn = rsc__member_klen(m);
     if (i) put(e, ",", 1);
-    rsc__text_json_string(&e->out, m->key, kn);
+    rsc__text_json_string(e->out, m->key, kn);
     put(e, ":", 1);
     uint32_t p = m->val.kind == RSC_UNDEFINED && (v->flags & NF_PROTO)
                      ? rsc__idmap_get(&e->protos, (uintptr_t)m)
                      : RSC_IDMAP_NONE;
     if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value, false);
-    else put_value(e, &m->val, self, m->key, kn, false);
+    else put_value(e, &m->val, self, m->key, kn, 0, false);
   }
   put(e, "}", 1);
 }
 
 static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
-                      bool top) {
-  if (e->fail || e->out.status) return;
+                      uint32_t index, bool top) {
+  if (e->fail || e->out->status) return;
   v = unwrap(e->d, v);
   /* A cycle the server would have written as a path, where no path was
    * recorded, ends here instead of in the C stack. */
@@ -311,7 +350,7 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
       return;
     }
     if (v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
-    else rsc__text_json_string(&e->out, v->u.str, v->len);
+    else rsc__text_json_string(e->out, v->u.str, v->len);
     return;
   case RSC_BIGINT: put_prefixed(e, "$n", v->u.str, v->len); return;
   case RSC_DATE: put_prefixed(e, "$D", v->u.str, v->len); return;
@@ -349,15 +388,15 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   /* values with identity */
   uintptr_t id = rsc__writer_identity(v);
   uint32_t w = id ? rsc__idmap_get(&e->written, id) : RSC_IDMAP_NONE;
-  path_ref self = {NULL, 0};
+  path_ref self = NO_REF;
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
       write_ref(e, w);
       return;
     }
-    self = (path_ref){e->refs[w].s, e->refs[w].n};
+    self = w;
   } else if (id) {
-    self = note_path(e, id, parent, key, klen);
+    self = note_path(e, id, parent, key, klen, index);
   }
   uint32_t f = id ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
@@ -386,18 +425,18 @@ static void put_container(enc *e, const rsc_node *v, path_ref self) {
      * the server's paths */
     const rsc_element *el = v->u.el;
     puts_(e, "[\"$\",");
-    put_value(e, &el->type, self, "type", 4, false);
+    put_value(e, &el->type, self, "type", 4, 0, false);
     put(e, ",", 1);
-    put_value(e, &el->key, self, "key", 3, false);
+    put_value(e, &el->key, self, "key", 3, 0, false);
     put(e, ",", 1);
-    put_value(e, &el->props, self, "props", 5, false);
+    put_value(e, &el->props, self, "props", 5, 0, false);
     uint32_t t =
         (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el) : RSC_IDMAP_NONE;
     if (t != RSC_IDMAP_NONE) { /* owner, debug stack, validated, as sent */
       const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
       for (uint32_t i = 0; i < tl->n; i++) {
         put(e, ",", 1);
-        if (i == 0) put_value(e, &tl->slots[i], self, "_owner", 6, false);
+        if (i == 0) put_value(e, &tl->slots[i], self, "_owner", 6, 0, false);
         else put_index_child(e, &tl->slots[i], self, i + 4);
       }
     }
@@ -436,7 +475,7 @@ static void row_value(enc *e, const rsc_node *v) {
   uintptr_t outer = e->row_root;
   v = unwrap(e->d, v);
   e->row_root = rsc__writer_identity(v);
-  put_value(e, v, (path_ref){NULL, 0}, "", 0, true);
+  put_value(e, v, NO_REF, "", 0, 0, true);
   e->row_root = outer;
 }
 
@@ -445,7 +484,7 @@ static void error_line(enc *e, int64_t id, const rsc_node *reason) {
   put(e, "{", 1);
   if (reason && reason->kind == RSC_ERROR && reason->u.err->digest.kind != RSC_NONE) {
     puts_(e, "\"digest\":");
-    put_value(e, &reason->u.err->digest, (path_ref){NULL, 0}, "", 0, false);
+    put_value(e, &reason->u.err->digest, NO_REF, "", 0, 0, false);
   }
   put(e, "}\n", 2);
 }
@@ -484,7 +523,7 @@ static void write_row(enc *e, size_t r) {
     if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
       v = stream_item(st, e->infos[r].item);
     /* the return value sits in no row of its own */
-    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, (path_ref){NULL, 0}, "", 0, false);
+    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NO_REF, "", 0, 0, false);
     put(e, "\n", 1);
     return;
   }
@@ -528,24 +567,40 @@ static void write_row(enc *e, size_t r) {
   else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
 }
 
+/* Makes row r: straight to the writer when it is the next to go out and
+ * no other row is being made, else into a text of its own, handed on
+ * once the rows before it have gone (emit_ready). */
 static void make_row(enc *e, size_t r) {
   row_text *t = &e->rows[r];
   if (t->state) return;
   t->state = 1;
-  rsc_text outer = e->out;
+  rsc_text *outer = e->out;
   size_t outer_row = e->cur_row;
-  memset(&e->out, 0, sizeof e->out);
+  bool direct = !outer && r == e->emit_next;
+  rsc_text own;
+  memset(&own, 0, sizeof own);
+  e->out = direct ? &e->sink : &own;
   e->cur_row = r;
   bool outer_no_id = e->no_id;
   e->no_id = e->d->rowlog.rows[r].no_id;
   write_row(e, r);
   e->no_id = outer_no_id;
-  if (e->out.status) e->fail = true;
-  t->p = e->out.p;
-  t->len = e->out.len;
+  if (own.status == RSC_ERR_NOMEM) e->fail = true;
+  t->p = own.p;
+  t->len = own.len;
   t->state = 2;
   e->out = outer;
   e->cur_row = outer_row;
+}
+
+/* Hands the writer the rows made, in order, up to the first not made. */
+static void emit_ready(enc *e, size_t n) {
+  while (e->emit_next < n && e->rows[e->emit_next].state == 2) {
+    row_text *t = &e->rows[e->emit_next++];
+    if (t->p) rsc__text_put(&e->sink, t->p, t->len);
+    free(t->p);
+    t->p = NULL;
+  }
 }
 
 /* What stands for each row's own value, the forms the log noted, and
@@ -618,23 +673,21 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   e.infos = (row_info *)calloc(n + 1, sizeof *e.infos);
   e.item_index = (uint32_t *)calloc(n + 1, sizeof *e.item_index);
   if (!e.rows || !e.infos || !e.item_index) e.fail = true;
+  if (!e.fail && !rsc__text_to_writer(&e.sink, write, ctx)) e.fail = true;
   if (!e.fail) prepare(&e);
   /* rows a form names (a Map's entries...) are made where they are met
    * first, then what is left in order */
-  for (size_t r = 0; r < n && !e.fail && !d->err.code; r++)
+  for (size_t r = 0; r < n && !e.fail && !d->err.code && !e.sink.status; r++) {
     if (!e.rows[r].outlined) make_row(&e, r);
-  for (size_t r = 0; r < n && !e.fail && !d->err.code; r++) make_row(&e, r);
-  rsc_status st = RSC_OK;
-  if (!e.fail && !d->err.code) {
-    rsc_text out;
-    if (!rsc__text_to_writer(&out, write, ctx)) e.fail = true;
-    else {
-      for (size_t r = 0; r < n && !out.status; r++) rsc__text_put(&out, e.rows[r].p, e.rows[r].len);
-      if (!out.status) rsc__text_flush(&out);
-      st = out.status;
-      free(out.p);
-    }
+    emit_ready(&e, n);
   }
+  for (size_t r = 0; r < n && !e.fail && !d->err.code && !e.sink.status; r++) {
+    make_row(&e, r);
+    emit_ready(&e, n);
+  }
+  if (!e.fail && !d->err.code) rsc__text_flush(&e.sink);
+  rsc_status st = e.sink.status;
+  free(e.sink.p);
   for (size_t r = 0; e.rows && r < n; r++) free(e.rows[r].p);
   free(e.rows);
   free(e.infos);
@@ -647,6 +700,7 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   rsc__idmap_free(&e.rowidx);
   rsc__idmap_free(&e.protos);
   rsc__idmap_free(&e.tails);
+  free(e.scratch.p);
   if (d->err.code) return d->err.code;
   if (e.fail) return RSC_ERR_NOMEM;
   return st;

@@ -182,6 +182,9 @@ static void bench_help(FILE *f) {
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "  --html             the input is an HTML page: time the payload it inlines\n"
           "                     (a page that opens with '<' is read so without it)\n"
+          "  --encode           time rsc_encode writing the decoded payload back as\n"
+          "                     Flight (to a writer that drops it) beside the decode of\n"
+          "                     the same bytes, in turns: median ns and MB/s of each\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
           "                     instead of a new one each time: memory stays mapped\n"
           "  --files-in-turns   time all FILEs in one process, in turns (the file that\n"
@@ -896,9 +899,84 @@ static int bench_files_in_turns(char **files, int nfiles, bool html, uint32_t fl
   return rc;
 }
 
+/* rsc_encode's writer for timing: counts, keeps nothing. */
+static int count_bytes(void *ctx, const char *buf, size_t len) {
+  (void)buf;
+  *(size_t *)ctx += len;
+  return 0;
+}
+
+static double median_of(double *t, size_t n) {
+  qsort(t, n, sizeof *t, cmp_double);
+  return n ? t[n / 2] : 0;
+}
+
+/* bench --encode: a decode (without RSC_OPT_KEEP_ROWS, as a plain decode
+ * runs) and an encode of a payload decoded once with it, in turns until
+ * min_time has passed, each timed alone. */
+static int bench_encode(const char *file, const char *buf, size_t len, uint32_t flags,
+                        double min_time, bool json, bool first) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags | RSC_OPT_KEEP_ROWS;
+  rsc_error err;
+  rsc_decoder *kept = rsc_decode(buf, len, &opt, &err);
+  if (!kept || err.code) {
+    fprintf(stderr, "%s: %s: %s\n", prog, file, kept ? err.msg : "out of memory");
+    rsc_decoder_free(kept);
+    return 1;
+  }
+  opt.flags = flags;
+  size_t cap = 1 << 16, n = 0, out_bytes = 0;
+  double *td = malloc(cap * sizeof *td), *te = malloc(cap * sizeof *te);
+  if (!td || !te) {
+    free(td);
+    free(te);
+    rsc_decoder_free(kept);
+    return 1;
+  }
+  double start = now_ns();
+  int rc = 0;
+  while (n < cap && (n < 5 || now_ns() - start < min_time * 1e9)) {
+    double t0 = now_ns();
+    rsc_decoder *d = rsc_decode(buf, len, &opt, NULL);
+    double t1 = now_ns();
+    rsc_decoder_free(d);
+    out_bytes = 0;
+    double t2 = now_ns();
+    rsc_status st = rsc_encode(kept, count_bytes, &out_bytes);
+    double t3 = now_ns();
+    if (st != RSC_OK) {
+      fprintf(stderr, "%s: %s: encode: %s\n", prog, file, rsc_status_name(st));
+      rc = 1;
+      break;
+    }
+    td[n] = t1 - t0;
+    te[n] = t3 - t2;
+    n++;
+  }
+  if (!rc) {
+    double md = median_of(td, n), me = median_of(te, n);
+    double mbd = md > 0 ? (double)len / md * 1e3 : 0, mbe = me > 0 ? (double)len / me * 1e3 : 0;
+    if (json)
+      printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"encoded_bytes\":%zu,\"decode_median_ns\":%.0f,"
+             "\"encode_median_ns\":%.0f,\"decode_mb_per_s\":%.1f,\"encode_mb_per_s\":%.1f,"
+             "\"runs\":%zu}",
+             first ? "" : ",", file, len, out_bytes, md, me, mbd, mbe, n);
+    else
+      printf("%s: %zu bytes (encoded %zu): decode %.0f ns (%.1f MB/s), encode %.0f ns (%.1f MB/s),"
+             " encode/decode %.2f, %zu runs\n",
+             file, len, out_bytes, md, mbd, me, mbe, md > 0 ? me / md : 0, n);
+  }
+  free(td);
+  free(te);
+  rsc_decoder_free(kept);
+  return rc;
+}
+
 static int cmd_bench(int argc, char **argv) {
   int json = 0;
-  bool reuse = false, in_turns = false, html = false;
+  bool reuse = false, in_turns = false, html = false, encode = false;
   double min_time = 1.0;
   long long chunks[BENCH_MAX_CONFIGS], threads[BENCH_MAX_CONFIGS];
   int nchunks = 0, nthreads = 0;
@@ -916,6 +994,7 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
     else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
+    else if (strcmp(a, "--encode") == 0) encode = true;
     else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
@@ -940,6 +1019,28 @@ static int cmd_bench(int argc, char **argv) {
   if (nchunks * nthreads > BENCH_MAX_CONFIGS) {
     free(files);
     return usage(stderr, 2);
+  }
+  if (encode) {
+    if (in_turns || nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1 || reuse ||
+        (flags & (RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK))) {
+      free(files);
+      return usage(stderr, 2);
+    }
+    int rc = 0;
+    if (json) printf("[");
+    for (int f = 0; f < nfiles; f++) {
+      size_t len;
+      char *buf = cli_read_payload(files[f], html, &len);
+      if (!buf) {
+        rc = 1;
+        continue;
+      }
+      if (bench_encode(files[f], buf, len, flags, min_time, json, f == 0)) rc = 1;
+      free(buf);
+    }
+    if (json) printf("\n]\n");
+    free(files);
+    return rc;
   }
   if (in_turns) {
     int rc = nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1
