@@ -198,13 +198,17 @@ enum {
    * RISK: damaged or forged payloads then decode without a word. */
   RSC_OPT_LENIENT_VALUES = 1u << 9,
   /* Keep what rsc_encode needs beside the decoded values: a log of the
-   * rows in their order (id and tag), the text of the rows whose content
-   * the values do not hold (H hints, development D, N, J, W rows and the
-   * E rows of a development stream, whose stacks are not kept), and the
-   * reference form ("$Q", "$W", "$K", "$B", "$i", "$h", "$F", "$Z") that
-   * made each Map, Set, FormData, Blob, iterator, server reference and
-   * development error. Costs memory for the log and the kept rows; a
-   * decode without the flag pays nothing. */
+   * rows in their order (id, whether it had one, tag), the text of the
+   * rows whose content the values do not hold (H hints, development D,
+   * N, J, W rows and the E rows of a development stream, whose stacks are
+   * not kept) and of model rows (written as they came only when their
+   * chunk ends with no value: rejected by an error it referenced, or
+   * blocked on a row that never came), the reference form ("$Q", "$W",
+   * "$K", "$B", "$i", "$h", "$Z") that made each Map, Set, FormData,
+   * Blob, iterator, server reference and development error, the value of
+   * a "__proto__" member (which revive deletes) and a development
+   * element's tuple slots after its props. Costs memory about the size
+   * of the model rows' text; a decode without the flag pays nothing. */
   RSC_OPT_KEEP_ROWS = 1u << 10
 };
 
@@ -587,12 +591,16 @@ RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, v
  * React's server writes, "$undefined", "$NaN", "$-0", "$D", "$n", "$S",
  * strings starting with "$" as "$$"...), T and binary rows with their
  * byte lengths, I, E, H and stream rows. Needs a decoder made with
- * RSC_OPT_KEEP_ROWS (else RSC_ERR_STATE). For the payloads React's
- * server writes the result is the input, byte for byte, with the
- * exceptions tests/encode-known.txt lists. Returns RSC_OK, RSC_ERR_USER
- * when write returned non-zero, RSC_ERR_NOMEM, the decoder's error when
- * it has one (nothing written), RSC_ERR_STATE for a NULL decoder or
- * write. Reads chunks the way rsc_dump does. */
+ * RSC_OPT_KEEP_ROWS (else RSC_ERR_STATE); call it after finish (it may
+ * read chunks, as rsc_dump does). For the payloads React's server writes
+ * the result is the input, byte for byte, but for the cases
+ * tests/encode-known.txt lists with their reasons. Rows go to write as
+ * they are made; a row the server outlined while it wrote a later one
+ * waits in memory until its turn. Returns RSC_OK, RSC_ERR_USER when write
+ * returned non-zero (it is not called again), RSC_ERR_NOMEM, the
+ * decoder's error when it has one (nothing written) or when reading a
+ * chunk failed on the way, RSC_ERR_STATE for a NULL decoder or write. On
+ * an error the text written so far is incomplete. */
 RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
 
 /* Frees text the library returned. */
