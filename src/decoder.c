@@ -619,7 +619,8 @@ __attribute__((noinline, cold)) static bool log_row(rsc_decoder *d, const rsc_ro
                                                     const uint8_t *p, size_t n) {
   bool no_id =
       !rsc__is_length_tag(row->tag) && row->data_offset - row->offset == 1u + (row->tag != 0);
-  return rsc__rowlog_row(d, row->id, no_id, row->tag, p, n);
+  const rsc_chunk *c = rsc__find_chunk(d, row->id);
+  return rsc__rowlog_row(d, row->id, no_id, c && c->stream, row->tag, p, n);
 }
 
 static rsc_status on_row(void *ctx, const rsc_row *row) {

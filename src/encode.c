@@ -497,12 +497,26 @@ static const rsc_node *stream_item(const rsc_stream *st, uint32_t i) {
   return rsc__slot_value(st->slots[i]);
 }
 
+/* Rows written as the log kept them: what no value holds. (The log also
+ * keeps model, I and stream rows, for when their value is missing.) */
+static bool keeps_row_text(uint8_t tag) {
+  switch (tag) {
+  case 'H':
+  case 'D':
+  case 'N':
+  case 'J':
+  case 'W':
+  case 'E': return true;
+  default: return false;
+  }
+}
+
 static void write_row(enc *e, size_t r) {
   rsc_decoder *d = e->d;
   const rsc_logged_row *row = &d->rowlog.rows[r];
   rsc_chunk *c = e->infos[r].chunk;
   rsc_stream *st = e->infos[r].stream;
-  if (row->raw && row->tag != 0) {
+  if (row->raw && keeps_row_text(row->tag)) {
     row_head(e, row->id, 0);
     put(e, (const char *)&row->tag, 1);
     put(e, row->raw, row->raw_len);
@@ -539,9 +553,14 @@ static void write_row(enc *e, size_t r) {
   }
   case 'I':
     row_head(e, row->id, 'I');
-    if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
-      /* (rspack's server does not escape export names; the others do) */
-      put_plain(e, &c->value.u.cref->metadata, d->opt.bundler != RSC_BUNDLER_RSPACK);
+    /* rspack's server does not escape export names, so its "$$" and "$"
+     * revive alike: its rows go out as they came, as do rows that made
+     * no reference */
+    if (row->raw && (d->opt.bundler == RSC_BUNDLER_RSPACK || !c || c->state != CS_FULFILLED ||
+                     c->value.kind != RSC_CLIENT_REF))
+      put(e, row->raw, row->raw_len);
+    else if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
+      put_plain(e, &c->value.u.cref->metadata, true);
     else puts_(e, "null");
     put(e, "\n", 1);
     return;
@@ -562,7 +581,15 @@ static void write_row(enc *e, size_t r) {
     }
     return;
   }
-  if (!v) return;
+  if (!v) {
+    if (row->raw) { /* an item the stream dropped: as it came */
+      row_head(e, row->id, row->tag);
+      put_hex(e, (int64_t)row->raw_len);
+      put(e, ",", 1);
+      put(e, row->raw, row->raw_len);
+    }
+    return;
+  }
   if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
   else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
 }
@@ -624,7 +651,7 @@ static void prepare(enc *e) {
       uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
       e->infos[r].stream = c->stream;
       e->infos[r].item = *n;
-      if (row->tag != 'C' && row->tag != 'E' && !(row->raw && row->tag != 0)) (*n)++;
+      if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag))) (*n)++;
       continue;
     }
     if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
@@ -638,7 +665,8 @@ static void prepare(enc *e) {
       put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
       continue;
     }
-    if ((row->raw && row->tag != 0) || row->tag == 'E' || c->state != CS_FULFILLED) continue;
+    if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E' || c->state != CS_FULFILLED)
+      continue;
     const rsc_node *v = unwrap(d, &c->value);
     if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
       if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);

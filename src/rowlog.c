@@ -10,13 +10,17 @@
 
 /* Rows whose text is kept: hints (not part of any value), development
  * debug rows (D, N, J, W: read by nothing here), development errors
- * (their stacks and owners are not kept in the error values), and model
- * rows, for those whose chunk ends with no value to write (rejected by an
- * error it referenced, blocked on a row that never came): known only at
- * the end. */
-static bool keeps_text(const rsc_decoder *d, uint8_t tag) {
+ * (their stacks and owners are not kept in the error values), and the
+ * rows that may end with no value to write, which is known only at the
+ * end: model rows (rejected by an error they referenced, blocked on a row
+ * that never came), I rows (rspack's, whose export name revives to no
+ * reference) and the rows of a stream (an item a ReadableStream dropped
+ * when it errored). */
+static bool keeps_text(const rsc_decoder *d, uint8_t tag, bool in_stream) {
+  if (in_stream) return true;
   switch (tag) {
   case 0:
+  case 'I':
   case 'H':
   case 'D':
   case 'N':
@@ -37,8 +41,8 @@ static void *grow(rsc_decoder *d, void *old, size_t *cap, size_t len, size_t siz
   return p;
 }
 
-bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, uint8_t tag, const uint8_t *p,
-                     size_t n) {
+bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, bool in_stream, uint8_t tag,
+                     const uint8_t *p, size_t n) {
   struct rsc_rowlog *l = &d->rowlog;
   rsc_logged_row *rows = (rsc_logged_row *)grow(d, l->rows, &l->cap, l->len, sizeof *rows);
   if (!rows) return false;
@@ -49,7 +53,7 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, uint8_t tag, const 
   r->no_id = no_id;
   r->raw = NULL;
   r->raw_len = 0;
-  if (keeps_text(d, tag)) {
+  if (keeps_text(d, tag, in_stream)) {
     char *t = rsc__strdup(d, (const char *)p, n);
     if (!t) return false;
     r->raw = t;
