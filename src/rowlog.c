@@ -101,6 +101,7 @@ void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_nod
 }
 
 void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m) {
+  if (!(d->opt.flags & RSC_OPT_KEEP_ROWS)) return;
   struct rsc_rowlog *l = &d->rowlog;
   rsc_logged_proto *p =
       (rsc_logged_proto *)grow(d, l->protos, &l->protos_cap, l->protos_len, sizeof *p);

@@ -36,7 +36,8 @@ void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_nod
 /* Notes a development element's tuple slots from the owner on. */
 void rsc__rowlog_tail(rsc_decoder *d, const struct rsc_element *el, const rsc_node *slots,
                       uint32_t n);
-/* Notes the value of a "__proto__" member before revive deletes it. */
+/* Notes the value of a "__proto__" member before revive deletes it (with
+ * RSC_OPT_KEEP_ROWS; otherwise nothing). */
 void rsc__rowlog_proto(rsc_decoder *d, const rsc_member *m);
 
 #ifdef __cplusplus
