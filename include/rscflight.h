@@ -196,7 +196,20 @@ enum {
    * of another JSON kind becomes a client reference whose id, chunks and
    * name are undefined. For hosts that must match React's values exactly.
    * RISK: damaged or forged payloads then decode without a word. */
-  RSC_OPT_LENIENT_VALUES = 1u << 9
+  RSC_OPT_LENIENT_VALUES = 1u << 9,
+  /* Keep what rsc_encode needs beside the decoded values: a log of the
+   * rows in their order (id, whether it had one, tag), the text of the
+   * rows whose content the values do not hold (H hints, development D,
+   * N, J, W rows and the E rows of a development stream, whose stacks are
+   * not kept) and of model rows (written as they came only when their
+   * chunk ends with no value: rejected by an error it referenced, or
+   * blocked on a row that never came), the reference form ("$Q", "$W",
+   * "$K", "$B", "$i", "$h", "$Z") that made each Map, Set, FormData,
+   * Blob, iterator, server reference and development error, the value of
+   * a "__proto__" member (which revive deletes) and a development
+   * element's tuple slots after its props. Costs memory about the size
+   * of the model rows' text; a decode without the flag pays nothing. */
+  RSC_OPT_KEEP_ROWS = 1u << 10
 };
 
 /* Which bundler integration of React's Flight server wrote the payload
@@ -567,6 +580,29 @@ typedef int (*rsc_write_fn)(void *ctx, const char *buf, size_t len);
  * written so far is incomplete. The decoder's own error is left as it was
  * unless a chunk read on the way failed. */
 RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, void *ctx);
+/* --- writing Flight (src/encode.c) -------------------------------------- */
+
+/* Writes the payload d decoded as Flight rows, handed to write in pieces as
+ * rsc_dump_to does: the rows in their original order with their original
+ * ids and tags, each model row the JSON of its value with every revived
+ * value written back in its "$" form (elements as ["$",type,key,props],
+ * lazies and promises as "$L" and "$@" of their chunk, a value that is
+ * another row's as "$<id>", an object met again as the path reference
+ * React's server writes, "$undefined", "$NaN", "$-0", "$D", "$n", "$S",
+ * strings starting with "$" as "$$"...), T and binary rows with their
+ * byte lengths, I, E, H and stream rows. Needs a decoder made with
+ * RSC_OPT_KEEP_ROWS (else RSC_ERR_STATE); call it after finish (it may
+ * read chunks, as rsc_dump does). For the payloads React's server writes
+ * the result is the input, byte for byte, but for the cases
+ * tests/encode-known.txt lists with their reasons. Rows go to write as
+ * they are made; a row the server outlined while it wrote a later one
+ * waits in memory until its turn. Returns RSC_OK, RSC_ERR_USER when write
+ * returned non-zero (it is not called again), RSC_ERR_NOMEM, the
+ * decoder's error when it has one (nothing written) or when reading a
+ * chunk failed on the way, RSC_ERR_STATE for a NULL decoder or write. On
+ * an error the text written so far is incomplete. */
+RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
+
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);
 

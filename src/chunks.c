@@ -20,6 +20,7 @@
 #include "collections.h"
 #include "path.h"
 #include "revive.h"
+#include "rowlog.h"
 
 /* Nested chunk initialisations allowed (a backward reference chain). */
 #define RSC_MAX_INIT_DEPTH 1000
@@ -501,7 +502,6 @@ void rsc__reject_reference(rsc_decoder *d, rsc_scope *h, rsc_node error) {
 static bool is_lazy(const rsc_node *v) { return v->kind == RSC_LAZY; }
 
 void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_chunk *from) {
-  (void)from;
   rsc_scope *h = ref->handler;
   rsc_node thrown;
   /* From the root, a path that shares its prefix with the last one walked
@@ -578,6 +578,8 @@ void rsc__fulfill_reference(rsc_decoder *d, rsc_ref *ref, rsc_node value, rsc_ch
     return;
   }
   *ref->slot = mapped;
+  if (ref->map != MAP_MODEL && (d->opt.flags & RSC_OPT_KEEP_ROWS) && from)
+    rsc__rowlog_map_form(d, ref->map, from->id, &mapped);
   if (ref->key_index == -2) h->root_waits = false;
   if (ref->key_index == -2 && h->value.kind == RSC_NULL) h->value = mapped;
   if (ref->tuple && rsc__is_marker(&ref->tuple[0]) && h->value.kind == RSC_ELEMENT) {

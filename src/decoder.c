@@ -14,6 +14,7 @@
 #include "json.h"
 #include "path.h"
 #include "revive.h"
+#include "rowlog.h"
 #include "rowtags.h"
 #include "utf8.h"
 
@@ -611,6 +612,17 @@ static rsc_status model_row(rsc_decoder *d, const rsc_row *row, const uint8_t *p
   return d->err.code;
 }
 
+/* Apart from on_row, so that a decode without RSC_OPT_KEEP_ROWS pays one
+ * flag test: the row's id, whether it had one (hints and time-origin
+ * rows come as ":H", ":N"), its tag and payload. */
+__attribute__((noinline, cold)) static bool log_row(rsc_decoder *d, const rsc_row *row,
+                                                    const uint8_t *p, size_t n) {
+  bool no_id =
+      !rsc__is_length_tag(row->tag) && row->data_offset - row->offset == 1u + (row->tag != 0);
+  const rsc_chunk *c = rsc__find_chunk(d, row->id);
+  return rsc__rowlog_row(d, row->id, no_id, c && c->stream, row->tag, p, n);
+}
+
 static rsc_status on_row(void *ctx, const rsc_row *row) {
   rsc_decoder *d = (rsc_decoder *)ctx;
   if (d->err.code) return d->err.code;
@@ -627,15 +639,20 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   size_t elem;
   int bkind = rsc__binary_tag_kind(tag, &elem);
 
-  if (d->opt.flags & RSC__OPT_PARSE_ONLY) {
-    if (bkind >= 0 || tag == 'T' || tag == 'N' || tag == 'R' || tag == 'r' || tag == 'X' ||
-        tag == 'x' || n == 0)
+  /* One test for both rare modes: the row log of the Flight writer
+   * (RSC_OPT_KEEP_ROWS, rowlog.c) and the parse-only benchmark. */
+  if (__builtin_expect((d->opt.flags & (RSC__OPT_PARSE_ONLY | RSC_OPT_KEEP_ROWS)) != 0, 0)) {
+    if ((d->opt.flags & RSC_OPT_KEEP_ROWS) && !log_row(d, row, p, n)) return d->err.code;
+    if (d->opt.flags & RSC__OPT_PARSE_ONLY) {
+      if (bkind >= 0 || tag == 'T' || tag == 'N' || tag == 'R' || tag == 'r' || tag == 'X' ||
+          tag == 'x' || n == 0)
+        return RSC_OK;
+      if (tag == 'H') p++, n--;
+      if (d->opt.flags & RSC__OPT_PARSE_WALK)
+        rsc__json_parse_walk((rsc_json *)d->json, p, n, row->padded);
+      else rsc__json_parse_only((rsc_json *)d->json, p, n, row->padded);
       return RSC_OK;
-    if (tag == 'H') p++, n--;
-    if (d->opt.flags & RSC__OPT_PARSE_WALK)
-      rsc__json_parse_walk((rsc_json *)d->json, p, n, row->padded);
-    else rsc__json_parse_only((rsc_json *)d->json, p, n, row->padded);
-    return RSC_OK;
+    }
   }
 
   if (bkind >= 0) {

@@ -317,6 +317,53 @@ typedef struct rsc_stream {
   struct rsc_chunk *owner;
 } rsc_stream;
 
+/* ---- the row log (RSC_OPT_KEEP_ROWS, rowlog.c) ------------------------- */
+
+/* A row as it arrived: its id and tag (0 for a model row), and its text
+ * when the decoded values do not hold it (rowlog.c says which rows). */
+typedef struct rsc_logged_row {
+  int64_t id;
+  uint8_t tag;
+  bool no_id;      /* the row had no id (":H...", as React writes hints) */
+  const char *raw; /* arena copy, or NULL */
+  size_t raw_len;
+} rsc_logged_row;
+
+/* A value a reference form made from another row: "$Q<id>" (form 'Q')
+ * made the Map of that identity. */
+typedef struct rsc_logged_form {
+  uintptr_t identity;
+  int64_t id;
+  char form;
+} rsc_logged_form;
+
+/* A "__proto__" member's value, which revive deletes without walking it
+ * (React's client never sees it): kept as parsed. */
+typedef struct rsc_logged_proto {
+  const rsc_member *member;
+  rsc_node value;
+} rsc_logged_proto;
+
+/* A development element's tuple slots from the owner on (owner, debug
+ * stack, validated flag), which the element keeps only the first of: the
+ * tuple's own slots, so that references filled later are seen. */
+typedef struct rsc_logged_tail {
+  const struct rsc_element *element;
+  const rsc_node *slots;
+  uint32_t n;
+} rsc_logged_tail;
+
+struct rsc_rowlog {
+  rsc_logged_row *rows;
+  size_t len, cap;
+  rsc_logged_form *forms;
+  size_t forms_len, forms_cap;
+  rsc_logged_proto *protos;
+  size_t protos_len, protos_cap;
+  rsc_logged_tail *tails;
+  size_t tails_len, tails_cap;
+};
+
 /* ---- the decoder ------------------------------------------------------- */
 
 typedef struct rsc_frame rsc_frame; /* frame.h */
@@ -446,6 +493,7 @@ struct rsc_decoder {
     uint64_t *filter; /* a bit per identity, from the hash's high half */
     size_t cap, count;
   } shared;
+  struct rsc_rowlog rowlog; /* RSC_OPT_KEEP_ROWS (rowlog.c); arena memory */
 };
 
 /* ---- shared helpers ---------------------------------------------------- */

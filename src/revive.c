@@ -26,9 +26,10 @@
 #include "hex.h"
 #include "json.h"
 #include "path.h"
+#include "rowlog.h"
 #include "shared.h"
 
-static const char omitted_message[] =
+const char rsc__omitted_message[] =
     "This object has been omitted by React in the console log to avoid sending too much data "
     "from the server. Try logging smaller or more specific objects.";
 static const char missing_temp_refs[] =
@@ -355,6 +356,14 @@ static bool open_element_scope(rsc_decoder *d) {
   return true;
 }
 
+/* RSC_OPT_KEEP_ROWS: which form made a collection, server reference or
+ * development error (rowlog.c), for the Flight writer. Returns ok. */
+static bool noted(rsc_decoder *d, char form, const char *rest, size_t rlen, const rsc_node *out,
+                  bool ok) {
+  if (ok && (d->opt.flags & RSC_OPT_KEEP_ROWS)) rsc__rowlog_form(d, form, rest, rlen, out);
+  return ok;
+}
+
 static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *key, uint32_t klen,
                                rsc_node *out, rsc_node *thrown) {
   const rsc_node v = *sc->slot;
@@ -392,8 +401,10 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
   case 'S': *out = rsc__str(RSC_SYMBOL, rest, rlen); return true;
   case 'h':
   case 'F': /* servers up to 19.0/19.1 wrote server references as "$F" */
-    return get_outlined_model(
-        d, rest, rlen, sc, then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out, thrown);
+    return noted(d, s[1], rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc,
+                                    then_key(key, klen) ? MAP_SERVER_REF_THEN : MAP_SERVER_REF, out,
+                                    thrown));
   case 'T':
     if (!(d->opt.flags & RSC_OPT_TEMP_REFS)) {
       *thrown = rsc__error_node(d, missing_temp_refs, NULL);
@@ -401,15 +412,27 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
     }
     *out = rsc__str(RSC_TEMP_REF, rest, rlen);
     return true;
-  case 'Q': return get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown);
-  case 'W': return get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown);
-  case 'B': return get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown);
-  case 'K': return get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown);
+  case 'Q':
+    return noted(d, 'Q', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_MAP, out, thrown));
+  case 'W':
+    return noted(d, 'W', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_SET, out, thrown));
+  case 'B':
+    return noted(d, 'B', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_BLOB, out, thrown));
+  case 'K':
+    return noted(d, 'K', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_FORMDATA, out, thrown));
   case 'Z':
-    if (d->dev) return get_outlined_model(d, rest, rlen, sc, MAP_ERROR_DEV, out, thrown);
+    if (d->dev)
+      return noted(d, 'Z', rest, rlen, out,
+                   get_outlined_model(d, rest, rlen, sc, MAP_ERROR_DEV, out, thrown));
     *out = rsc__error_node(d, rsc__generic_error, NULL);
     return out->kind == RSC_ERROR;
-  case 'i': return get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown);
+  case 'i':
+    return noted(d, 'i', rest, rlen, out,
+                 get_outlined_model(d, rest, rlen, sc, MAP_ITERATOR, out, thrown));
   case 'I': *out = rsc__num(INFINITY); return true;
   case '-': *out = rsc__num(n == 3 && s[2] == '0' ? -0.0 : -INFINITY); return true;
   case 'N': *out = rsc__num(NAN); return true;
@@ -457,7 +480,7 @@ static bool parse_model_string(rsc_decoder *d, const slot_ctx *sc, const char *k
        * parent: the chunk's value is the null the case returns. */
       *out = sc->key_index == -2
                  ? rsc__mk(RSC_NULL)
-                 : rsc__str(RSC_STRING, omitted_message, sizeof omitted_message - 1);
+                 : rsc__str(RSC_STRING, rsc__omitted_message, sizeof rsc__omitted_message - 1);
       return true;
     }
     break;
@@ -484,6 +507,7 @@ static bool new_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rsc_n
   if (d->dev) {
     el->owner = n > 3 && slots[3].kind != RSC_UNDEFINED ? slots[3] : rsc__mk(RSC_NULL);
     out->sub = EL_HAS_OWNER;
+    if ((d->opt.flags & RSC_OPT_KEEP_ROWS) && n > 3) rsc__rowlog_tail(d, el, slots + 3, n - 3);
   }
   return true;
 }
@@ -666,6 +690,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
       for (; i < n && !push; i++) {
         rsc_member *m = &v->u.members[i];
         if ((v->flags & NF_PROTO) && key_is(m->key, rsc__member_klen(m), "__proto__")) {
+          rsc__rowlog_proto(d, m); /* (RSC_OPT_KEEP_ROWS only) */
           m->val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
           v->flags |= NF_HOLES;
           continue;

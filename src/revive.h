@@ -47,6 +47,10 @@ rsc_node rsc__lazy(rsc_chunk *c);
  * can have. */
 int64_t rsc__parse_ref_id(const char *s, size_t len);
 
+/* The text a development "$Y" (a value React omitted) revives to: one
+ * copy, so that a writer knows the string by its pointer. */
+extern const char rsc__omitted_message[];
+
 #ifdef __cplusplus
 }
 #endif

@@ -370,7 +370,7 @@ Test(help, top_level) {
 
 /* `CMD --help`, `CMD -h` and `help CMD` print CMD's own help. */
 Test(help, per_command) {
-  const char *cmds[] = {"dump", "tree", "stats", "bench"};
+  const char *cmds[] = {"dump", "encode", "tree", "stats", "bench"};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     char args[64], want[64];
     snprintf(want, sizeof want, "usage: rscflight %s ", cmds[i]);
@@ -445,6 +445,75 @@ Test(usage, tree_refused_payload) {
   run_result r = run_in(VECTORS_DIR, "tree duplicateRow.prod.rsc 2>&1");
   cr_assert_eq(r.status, 1);
   cr_assert_not_null(strstr(r.out, "rscflight: duplicateRow.prod.rsc: offset "), "%s", r.out);
+  free(r.out);
+}
+
+/* ---- encode ------------------------------------------------------------------ */
+
+/* encode writes the payload back: the same bytes, from a file or stdin. */
+Test(encode, round_trips_a_file_and_stdin) {
+  const char *f = "client-components.rsc";
+  size_t len;
+  char *want = ts_fixture("react/19.3.1/prod/client-components.rsc", &len);
+  cr_assert_not_null(want);
+  char args[256];
+  snprintf(args, sizeof args, "encode %s", f);
+  run_result a = run_in(REACT_DIR "/prod", args);
+  cr_assert_eq(a.status, 0);
+  cr_assert(a.len == len && memcmp(a.out, want, len) == 0, "encode FILE");
+  snprintf(args, sizeof args, "encode - < %s", f);
+  run_result b = run_in(REACT_DIR "/prod", args);
+  cr_assert_eq(b.status, 0);
+  cr_assert(b.len == len && memcmp(b.out, want, len) == 0, "encode - < FILE");
+  run_result c = run_in(REACT_DIR "/prod", "encode < client-components.rsc");
+  cr_assert(c.len == len && memcmp(c.out, want, len) == 0, "encode < FILE");
+  free(a.out);
+  free(b.out);
+  free(c.out);
+  free(want);
+}
+
+/* A page: the payload it inlines, encoded. */
+Test(encode, reads_pages) {
+  size_t len;
+  char *want = ts_fixture("html/next-webpack-home.rsc", &len);
+  cr_assert_not_null(want);
+  run_result r = run_in(RSC_FIXTURES "/html", "encode next-webpack-home.html");
+  cr_assert_eq(r.status, 0);
+  cr_assert(r.len == len && memcmp(r.out, want, len) == 0);
+  free(r.out);
+  free(want);
+}
+
+/* Bad input: exit 1 and the error with its offset, nothing on stdout. */
+Test(encode, refused_input) {
+  run_result r = run_in(VECTORS_DIR, "encode duplicateRow.prod.rsc 2>/dev/null");
+  cr_assert_eq(r.status, 1);
+  cr_assert_eq(r.len, 0);
+  free(r.out);
+  r = run_in(VECTORS_DIR, "encode duplicateRow.prod.rsc 2>&1 >/dev/null");
+  cr_assert_eq(r.status, 1);
+  cr_assert_not_null(strstr(r.out, "rscflight: duplicateRow.prod.rsc: offset "), "%s", r.out);
+  free(r.out);
+  r = run_sh("printf '0:1\\n1:Tzz,a' | '" RSC_CLI "' encode 2>&1 >/dev/null");
+  cr_assert_eq(r.status, 1);
+  cr_assert_not_null(strstr(r.out, "-: offset 7, row 1: "), "%s", r.out);
+  free(r.out);
+  r = run("encode --bogus shop.rsc 2>/dev/null");
+  cr_assert_eq(r.status, 2);
+  free(r.out);
+  r = run("encode no-such-file.rsc 2>/dev/null");
+  cr_assert_eq(r.status, 1);
+  free(r.out);
+}
+
+Test(encode, help) {
+  run_result r = run("encode --help");
+  cr_assert_eq(r.status, 0);
+  cr_assert(strncmp(r.out, "usage: rscflight encode ", 24) == 0, "%s", r.out);
+  free(r.out);
+  r = run("--help");
+  cr_assert_not_null(strstr(r.out, "  encode "));
   free(r.out);
 }
 

@@ -13,6 +13,7 @@
  *                   [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
  *                   [--temp-refs] [--bundler B] [--html] [--strict] [FILE|-]
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
+ *   rscflight encode [--dev] [--bundler B] [--html] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
@@ -51,6 +52,7 @@ static void top_help(FILE *f) {
           "  tree [FILE|-]      print the element tree: tags, components, keys, props, lazies\n"
           "  stats [FILE|-]     where the bytes go: per row type, client module, component,\n"
           "                     largest chunks, repeated strings\n"
+          "  encode [FILE|-]    decode a Flight payload and write it back as Flight\n"
           "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
           "                     rsc-html-stream) to stdout\n"
           "  bench [FILE...|-]  time full decodes: bytes, median ns, MB/s, peak memory\n"
@@ -103,6 +105,7 @@ static void dump_help(FILE *f) {
 }
 
 static int usage(FILE *f, int code);
+static void encode_help(FILE *f);
 
 static void extract_help(FILE *f) {
   fprintf(f,
@@ -179,6 +182,9 @@ static void bench_help(FILE *f) {
           "  --borrow-input     text and binary rows point into the input, not copies\n"
           "  --html             the input is an HTML page: time the payload it inlines\n"
           "                     (a page that opens with '<' is read so without it)\n"
+          "  --encode           time rsc_encode writing the decoded payload back as\n"
+          "                     Flight (to a writer that drops it) beside the decode of\n"
+          "                     the same bytes, in turns: median ns and MB/s of each\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
           "                     instead of a new one each time: memory stays mapped\n"
           "  --files-in-turns   time all FILEs in one process, in turns (the file that\n"
@@ -200,6 +206,7 @@ static void bench_help(FILE *f) {
  * is chosen) and returns code. */
 static int usage(FILE *f, int code) {
   if (command && strcmp(command, "dump") == 0) dump_help(f);
+  else if (command && strcmp(command, "encode") == 0) encode_help(f);
   else if (command && strcmp(command, "bench") == 0) bench_help(f);
   else if (command && strcmp(command, "extract") == 0) extract_help(f);
   else if (command && strcmp(command, "tree") == 0) cli_tree_help(f);
@@ -487,6 +494,61 @@ static int cmd_dump(int argc, char **argv) {
   free(buf);
   if (st != RSC_OK) return 1;
   return strict && early ? 1 : 0;
+}
+
+static void encode_help(FILE *f) {
+  fprintf(f,
+          "usage: %s encode [--dev] [--bundler B] [--html] [FILE|-]\n"
+          "\n"
+          "Decode a Flight payload, then write it back as Flight to stdout (rsc_encode):\n"
+          "for what React's server wrote, the same bytes. Exit 1 with the error's byte\n"
+          "offset when the input is refused.\n",
+          prog);
+}
+
+static int cmd_encode(int argc, char **argv) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags |= RSC_OPT_KEEP_ROWS;
+  int html = 0;
+  const char *file = NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--dev") == 0) opt.flags |= RSC_OPT_DEV;
+    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
+      if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
+    } else if (strcmp(a, "--html") == 0) html = 1;
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
+    else if (a[0] == '-' && a[1]) return usage(stderr, 2);
+    else if (file) return usage(stderr, 2);
+    else file = a;
+  }
+  if (!file) file = "-";
+  size_t len;
+  char *buf = cli_read_payload(file, html, &len);
+  if (!buf) return 1;
+  rsc_decoder *d = decode(buf, len, &opt, 0);
+  if (!d) {
+    free(buf);
+    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+    return 1;
+  }
+  const rsc_error *e = rsc_decoder_error(d);
+  if (e->code != RSC_OK) {
+    cli_report_error(file, e);
+    rsc_decoder_free(d);
+    free(buf);
+    return 1;
+  }
+  rsc_status st = rsc_encode(d, write_stdout, NULL);
+  if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
+  if (st == RSC_ERR_USER) fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
+  else if (st == RSC_ERR_NOMEM) fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+  else if (st != RSC_OK && rsc_decoder_error(d)->code) cli_report_error(file, rsc_decoder_error(d));
+  else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
+  rsc_decoder_free(d);
+  free(buf);
+  return st != RSC_OK;
 }
 
 /* ---- bench ------------------------------------------------------------------- */
@@ -837,9 +899,84 @@ static int bench_files_in_turns(char **files, int nfiles, bool html, uint32_t fl
   return rc;
 }
 
+/* rsc_encode's writer for timing: counts, keeps nothing. */
+static int count_bytes(void *ctx, const char *buf, size_t len) {
+  (void)buf;
+  *(size_t *)ctx += len;
+  return 0;
+}
+
+static double median_of(double *t, size_t n) {
+  qsort(t, n, sizeof *t, cmp_double);
+  return n ? t[n / 2] : 0;
+}
+
+/* bench --encode: a decode (without RSC_OPT_KEEP_ROWS, as a plain decode
+ * runs) and an encode of a payload decoded once with it, in turns until
+ * min_time has passed, each timed alone. */
+static int bench_encode(const char *file, const char *buf, size_t len, uint32_t flags,
+                        double min_time, bool json, bool first) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags | RSC_OPT_KEEP_ROWS;
+  rsc_error err;
+  rsc_decoder *kept = rsc_decode(buf, len, &opt, &err);
+  if (!kept || err.code) {
+    fprintf(stderr, "%s: %s: %s\n", prog, file, kept ? err.msg : "out of memory");
+    rsc_decoder_free(kept);
+    return 1;
+  }
+  opt.flags = flags;
+  size_t cap = 1 << 16, n = 0, out_bytes = 0;
+  double *td = malloc(cap * sizeof *td), *te = malloc(cap * sizeof *te);
+  if (!td || !te) {
+    free(td);
+    free(te);
+    rsc_decoder_free(kept);
+    return 1;
+  }
+  double start = now_ns();
+  int rc = 0;
+  while (n < cap && (n < 5 || now_ns() - start < min_time * 1e9)) {
+    double t0 = now_ns();
+    rsc_decoder *d = rsc_decode(buf, len, &opt, NULL);
+    double t1 = now_ns();
+    rsc_decoder_free(d);
+    out_bytes = 0;
+    double t2 = now_ns();
+    rsc_status st = rsc_encode(kept, count_bytes, &out_bytes);
+    double t3 = now_ns();
+    if (st != RSC_OK) {
+      fprintf(stderr, "%s: %s: encode: %s\n", prog, file, rsc_status_name(st));
+      rc = 1;
+      break;
+    }
+    td[n] = t1 - t0;
+    te[n] = t3 - t2;
+    n++;
+  }
+  if (!rc) {
+    double md = median_of(td, n), me = median_of(te, n);
+    double mbd = md > 0 ? (double)len / md * 1e3 : 0, mbe = me > 0 ? (double)len / me * 1e3 : 0;
+    if (json)
+      printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"encoded_bytes\":%zu,\"decode_median_ns\":%.0f,"
+             "\"encode_median_ns\":%.0f,\"decode_mb_per_s\":%.1f,\"encode_mb_per_s\":%.1f,"
+             "\"runs\":%zu}",
+             first ? "" : ",", file, len, out_bytes, md, me, mbd, mbe, n);
+    else
+      printf("%s: %zu bytes (encoded %zu): decode %.0f ns (%.1f MB/s), encode %.0f ns (%.1f MB/s),"
+             " encode/decode %.2f, %zu runs\n",
+             file, len, out_bytes, md, mbd, me, mbe, md > 0 ? me / md : 0, n);
+  }
+  free(td);
+  free(te);
+  rsc_decoder_free(kept);
+  return rc;
+}
+
 static int cmd_bench(int argc, char **argv) {
   int json = 0;
-  bool reuse = false, in_turns = false, html = false;
+  bool reuse = false, in_turns = false, html = false, encode = false;
   double min_time = 1.0;
   long long chunks[BENCH_MAX_CONFIGS], threads[BENCH_MAX_CONFIGS];
   int nchunks = 0, nthreads = 0;
@@ -857,6 +994,7 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
     else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
+    else if (strcmp(a, "--encode") == 0) encode = true;
     else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
@@ -881,6 +1019,28 @@ static int cmd_bench(int argc, char **argv) {
   if (nchunks * nthreads > BENCH_MAX_CONFIGS) {
     free(files);
     return usage(stderr, 2);
+  }
+  if (encode) {
+    if (in_turns || nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1 || reuse ||
+        (flags & (RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK))) {
+      free(files);
+      return usage(stderr, 2);
+    }
+    int rc = 0;
+    if (json) printf("[");
+    for (int f = 0; f < nfiles; f++) {
+      size_t len;
+      char *buf = cli_read_payload(files[f], html, &len);
+      if (!buf) {
+        rc = 1;
+        continue;
+      }
+      if (bench_encode(files[f], buf, len, flags, min_time, json, f == 0)) rc = 1;
+      free(buf);
+    }
+    if (json) printf("\n]\n");
+    free(files);
+    return rc;
   }
   if (in_turns) {
     int rc = nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1
@@ -950,6 +1110,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "help") != 0 && cmd[0] != '-') command = cmd;
   if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
   if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+  if (strcmp(cmd, "encode") == 0) return cmd_encode(argc - 2, argv + 2);
   if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 2, argv + 2);
   if (strcmp(cmd, "tree") == 0) return cli_tree_main(argc - 2, argv + 2);
   if (strcmp(cmd, "stats") == 0) return cli_stats_main(argc - 2, argv + 2);

@@ -1,0 +1,735 @@
+/* encode.c - Flight written back from a decoded payload (rsc_encode).
+ *
+ * An output stage: it reads the decoder (its row log, RSC_OPT_KEEP_ROWS,
+ * and its chunk table) and writes each logged row again, in order. A model
+ * row is the JSON of its chunk's value with every revived value in the "$"
+ * form React's server writes for it; where the server deduplicates, the
+ * writer does what the server does (ReactFlightServer.js, writtenObjects):
+ * a value that is a row's own value is "$<id>" everywhere but at the top
+ * of that row, and an object met again is the path of its first place
+ * ("$0:props:children:1"), recorded only below a parent that has a
+ * reference and under keys without a ':'. Rows whose text the values do
+ * not hold (hints, debug rows, development errors) are written as the log
+ * kept them. Text goes out through textout.c. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chunks.h"
+#include "idmap.h"
+#include "json.h"
+#include "revive.h"
+#include "rowlog.h"
+#include "rowtags.h"
+#include "textout.h"
+
+/* What the writer may write for a value: a row's reference ("$5", "$Q2":
+ * its text, and the log index of the row it names), or a path, kept as
+ * its container's reference and a key (an array index when key is NULL),
+ * spelled out only when written. */
+typedef struct ref {
+  char *s; /* a row's reference, or NULL for a path */
+  size_t n;
+  int64_t row;     /* -1 for a path                       */
+  uint32_t parent; /* a path: its container's reference   */
+  uint32_t klen;
+  const char *key;
+  uint32_t index;
+} ref;
+
+/* A row's text, made before it is written: a row that the server
+ * outlined while it wrote another (a Map's entries) is written first but
+ * serialized inside the other, and the paths of what both hold depend on
+ * that order. */
+typedef struct row_text {
+  char *p;
+  size_t len;
+  uint8_t state; /* 0 not made, 1 being made, 2 made */
+  bool outlined; /* a form names it: the server wrote it where it met it */
+} row_text;
+
+typedef struct row_info {
+  rsc_chunk *chunk;
+  rsc_stream *stream; /* a stream's later row (an item, its end)            */
+  uint32_t item;      /* the stream's items before this row                 */
+} row_info;
+
+typedef struct enc {
+  rsc_decoder *d;
+  rsc_text *out;     /* where the row being made goes: sink, or its own text */
+  rsc_text sink;     /* the writer's                                        */
+  size_t emit_next;  /* the log index of the next row to hand the writer */
+  rsc_idmap written; /* identity -> refs: what stands for a value met again   */
+  rsc_idmap firsts;  /* identity -> refs: the form that stands for a value at
+                        its first meeting ("$Q2", a typed array's "$6"); met
+                        again, the path of that first place does            */
+  rsc_idmap texts;   /* a string's or symbol's text pointer -> refs: a row's
+                        own string value, written as "$<id>" elsewhere       */
+  rsc_idmap rowidx;  /* row id + 1 -> the log index of its model row        */
+  rsc_idmap protos;  /* a "__proto__" member's address -> protos index      */
+  rsc_idmap tails;   /* a development element -> tails index                */
+  ref *refs;
+  size_t refs_len, refs_cap;
+  rsc_text scratch; /* a path spelled out */
+  row_text *rows;
+  row_info *infos;           /* by log index                                     */
+  uint32_t *item_index;      /* by the log index of a stream's start: items so far */
+  size_t cur_row;            /* the log index of the row being made              */
+  uint32_t depth, max_depth; /* containers open, and how many may be     */
+  bool no_id;                /* the row being made had no id              */
+  uintptr_t row_root;        /* the identity of the value of the row being made  */
+  bool fail;                 /* out of memory                                    */
+} enc;
+
+/* ---- references ---------------------------------------------------------- */
+
+static uint32_t new_ref(enc *e) {
+  if (e->refs_len == e->refs_cap) {
+    size_t cap = e->refs_cap ? e->refs_cap * 2 : 256;
+    ref *r = (ref *)realloc(e->refs, cap * sizeof *r);
+    if (!r) {
+      e->fail = true;
+      return RSC_IDMAP_NONE;
+    }
+    e->refs = r;
+    e->refs_cap = cap;
+  }
+  memset(&e->refs[e->refs_len], 0, sizeof(ref));
+  return (uint32_t)e->refs_len++;
+}
+
+static uint32_t add_ref(enc *e, const char *s, size_t n, int64_t row) {
+  char *c = (char *)malloc(n + 1);
+  uint32_t i = c ? new_ref(e) : RSC_IDMAP_NONE;
+  if (i == RSC_IDMAP_NONE) {
+    free(c);
+    e->fail = true;
+    return RSC_IDMAP_NONE;
+  }
+  memcpy(c, s, n);
+  c[n] = 0;
+  e->refs[i].s = c;
+  e->refs[i].n = n;
+  e->refs[i].row = row;
+  return i;
+}
+
+/* A path below the reference parent. */
+static uint32_t add_path(enc *e, uint32_t parent, const char *key, size_t klen, uint32_t index) {
+  uint32_t i = new_ref(e);
+  if (i == RSC_IDMAP_NONE) return i;
+  ref *r = &e->refs[i];
+  r->row = -1;
+  r->parent = parent;
+  r->key = key;
+  r->klen = (uint32_t)klen;
+  r->index = index;
+  return i;
+}
+
+/* Appends reference i's text to the scratch text. */
+static void spell(enc *e, uint32_t i) {
+  const ref *r = &e->refs[i];
+  if (r->s) {
+    rsc__text_put(&e->scratch, r->s, r->n);
+    return;
+  }
+  spell(e, r->parent);
+  rsc__text_put(&e->scratch, ":", 1);
+  if (r->key) rsc__text_put(&e->scratch, r->key, r->klen);
+  else {
+    char buf[16];
+    rsc__text_put(&e->scratch, buf, (size_t)snprintf(buf, sizeof buf, "%u", r->index));
+  }
+}
+
+static size_t hex_id(char *buf, int64_t id) { return (size_t)sprintf(buf, "%llx", (long long)id); }
+
+/* k stands for "$" + form + id (the row at log index row) in m, unless it
+ * already has a reference there. */
+static void put_id_ref(enc *e, rsc_idmap *m, uintptr_t k, const char *form, int64_t id,
+                       int64_t row) {
+  if (!k || rsc__idmap_get(m, k) != RSC_IDMAP_NONE) return;
+  char buf[40];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "$%s", form);
+  if (!(form[0] == 'Z' && id < 0)) n += hex_id(buf + n, id);
+  uint32_t i = add_ref(e, buf, n, row);
+  if (i == RSC_IDMAP_NONE) return;
+  if (!rsc__idmap_put(m, k, i)) e->fail = true;
+}
+
+static int64_t row_of(enc *e, int64_t id) {
+  uint32_t r = rsc__idmap_get(&e->rowidx, (uintptr_t)(id + 1));
+  return r == RSC_IDMAP_NONE ? -1 : (int64_t)r;
+}
+
+static void make_row(enc *e, size_t r);
+
+/* Writes a reference; a row it names that is written before the one being
+ * made, and not made yet, was serialized right here (outlined). */
+static void write_ref(enc *e, uint32_t i) {
+  int64_t row = e->refs[i].row;
+  if (row >= 0 && e->rows[row].state == 0 && ((size_t)row < e->cur_row || e->rows[row].outlined))
+    make_row(e, (size_t)row); /* (may grow refs) */
+  if (e->refs[i].s) {
+    rsc__text_json_string(e->out, e->refs[i].s, e->refs[i].n);
+    return;
+  }
+  e->scratch.len = 0;
+  spell(e, i);
+  if (e->scratch.status) e->fail = true;
+  else rsc__text_json_string(e->out, e->scratch.p, e->scratch.len);
+}
+
+/* ---- values -------------------------------------------------------------- */
+
+/* A lazy of an internal chunk (an element that waited on another row) is
+ * the value it settled to: the server wrote that value there. */
+static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
+  for (int hops = 0; v->kind == RSC_LAZY && v->u.chunk->id < 0 && hops < 64; hops++) {
+    rsc_chunk *c = v->u.chunk;
+    rsc__read_chunk(d, c);
+    if (c->state != CS_FULFILLED) break;
+    v = &c->value;
+  }
+  return v;
+}
+
+static void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
+static void puts_(enc *e, const char *s) { rsc__text_puts(e->out, s); }
+
+static void put_hex(enc *e, int64_t id) {
+  char buf[24];
+  put(e, buf, hex_id(buf, id));
+}
+
+/* A string value prefixed: prefix + text as one JSON string. */
+static void put_prefixed(enc *e, const char *prefix, const char *s, size_t n) {
+  size_t pn = strlen(prefix);
+  char stack[256];
+  char *buf = pn + n <= sizeof stack ? stack : (char *)malloc(pn + n);
+  if (!buf) {
+    e->fail = true;
+    return;
+  }
+  memcpy(buf, prefix, pn);
+  if (n) memcpy(buf + pn, s, n);
+  rsc__text_json_string(e->out, buf, pn + n);
+  if (buf != stack) free(buf);
+}
+
+static void put_number(enc *e, double v) {
+  if (isnan(v)) puts_(e, "\"$NaN\"");
+  else if (isinf(v)) puts_(e, v > 0 ? "\"$Infinity\"" : "\"$-Infinity\"");
+  else if (v == 0 && signbit(v)) puts_(e, "\"$-0\"");
+  else {
+    char buf[40];
+    put(e, buf, rsc__format_number(v, buf));
+  }
+}
+
+/* A string another row holds as its own value: that row's "$<id>". */
+static bool put_row_string(enc *e, const rsc_node *v, bool top) {
+  if (!v->len) return false;
+  uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
+  if (t == RSC_IDMAP_NONE || (top && e->refs[t].row == (int64_t)e->cur_row)) return false;
+  write_ref(e, t);
+  return true;
+}
+
+/* JSON as the server stringifies what it does not serialize as a model
+ * (an I row's metadata, a "__proto__" member): no "$" escapes, but the
+ * strings that other rows hold. */
+static void put_plain(enc *e, const rsc_node *v, bool escape) {
+  switch (v->kind) {
+  case RSC_NULL: puts_(e, "null"); return;
+  case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
+  case RSC_NUMBER: {
+    char buf[40];
+    put(e, buf, rsc__format_number(v->u.num, buf));
+    return;
+  }
+  case RSC_STRING:
+    if (put_row_string(e, v, false)) return;
+    if (escape && v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
+    else rsc__text_json_string(e->out, v->u.str, v->len);
+    return;
+  case RSC_ARRAY:
+    put(e, "[", 1);
+    for (uint32_t i = 0; i < v->len; i++) {
+      if (i) put(e, ",", 1);
+      put_plain(e, &v->u.items[i], escape);
+    }
+    put(e, "]", 1);
+    return;
+  case RSC_OBJECT: {
+    put(e, "{", 1);
+    bool first = true;
+    for (uint32_t i = 0; i < v->len; i++) {
+      const rsc_member *m = &v->u.members[i];
+      if (m->val.kind == RSC_UNDEFINED) continue;
+      if (!first) put(e, ",", 1);
+      first = false;
+      rsc__text_json_string(e->out, m->key, rsc__member_klen(m));
+      put(e, ":", 1);
+      put_plain(e, &m->val, escape);
+    }
+    put(e, "}", 1);
+    return;
+  }
+  default: puts_(e, "null"); return;
+  }
+}
+
+/* The reference of the container a value sits in (NO_REF: it has none). */
+typedef uint32_t path_ref;
+#define NO_REF RSC_IDMAP_NONE
+
+static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
+                      uint32_t index, bool top);
+static void put_container(enc *e, const rsc_node *v, path_ref self);
+
+static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i) {
+  put_value(e, v, self, NULL, 0, i, false);
+}
+
+/* The server's writtenObjects.set(value, parentReference + ':' + key): a
+ * value first met below a parent with a reference, under a key without a
+ * ':', is that path when met again. Returns the value's own reference. */
+static path_ref note_path(enc *e, uintptr_t id, path_ref parent, const char *key, size_t klen,
+                          uint32_t index) {
+  if (parent == NO_REF || (key && memchr(key, ':', klen))) return NO_REF;
+  uint32_t i = add_path(e, parent, key, klen, index);
+  if (i == RSC_IDMAP_NONE) return NO_REF;
+  if (!rsc__idmap_put(&e->written, id, i)) {
+    e->fail = true;
+    return NO_REF;
+  }
+  return i;
+}
+
+static void put_members(enc *e, const rsc_node *v, path_ref self) {
+  put(e, "{", 1);
+  for (uint32_t i = 0; i < v->len; i++) {
+    const rsc_member *m = &v->u.members[i];
+    uint32_t kn = rsc__member_klen(m);
+    if (i) put(e, ",", 1);
+    rsc__text_json_string(e->out, m->key, kn);
+    put(e, ":", 1);
+    uint32_t p = m->val.kind == RSC_UNDEFINED && (v->flags & NF_PROTO)
+                     ? rsc__idmap_get(&e->protos, (uintptr_t)m)
+                     : RSC_IDMAP_NONE;
+    if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value, false);
+    else put_value(e, &m->val, self, m->key, kn, 0, false);
+  }
+  put(e, "}", 1);
+}
+
+static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
+                      uint32_t index, bool top) {
+  if (e->fail || e->out->status) return;
+  v = unwrap(e->d, v);
+  /* A cycle the server would have written as a path, where no path was
+   * recorded, ends here instead of in the C stack. */
+  if (e->depth >= e->max_depth) {
+    puts_(e, "null");
+    return;
+  }
+  switch (v->kind) {
+  case RSC_NONE:
+  case RSC_UNDEFINED: puts_(e, "\"$undefined\""); return;
+  case RSC_NULL: puts_(e, "null"); return;
+  case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
+  case RSC_NUMBER: put_number(e, v->u.num); return;
+  case RSC_STRING:
+    if (put_row_string(e, v, top)) return;
+    if (v->u.str == rsc__omitted_message) {
+      puts_(e, "\"$Y\"");
+      return;
+    }
+    if (v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
+    else rsc__text_json_string(e->out, v->u.str, v->len);
+    return;
+  case RSC_BIGINT: put_prefixed(e, "$n", v->u.str, v->len); return;
+  case RSC_DATE: put_prefixed(e, "$D", v->u.str, v->len); return;
+  case RSC_SYMBOL:
+    if (put_row_string(e, v, top)) return;
+    if (rsc__is_marker(v) && v->u.str == rsc__element_symbol) puts_(e, "\"$\"");
+    else put_prefixed(e, "$S", v->u.str, v->len);
+    return;
+  case RSC_TEMP_REF: put_prefixed(e, "$T", v->u.str, v->len); return;
+  case RSC_FUNCTION:
+    if (put_row_string(e, v, top)) return;
+    put_prefixed(e, "$E", v->u.str, v->len);
+    return;
+  case RSC_LAZY:
+  case RSC_PROMISE: {
+    rsc_chunk *c = v->u.chunk;
+    if (c->id >= 0) {
+      puts_(e, v->kind == RSC_LAZY ? "\"$L" : "\"$@");
+      put_hex(e, c->id);
+      put(e, "\"", 1);
+      return;
+    }
+    puts_(e, "null"); /* an internal chunk that did not settle */
+    return;
+  }
+  case RSC_ERROR:
+    if (!e->d->dev) { /* production errors are all "$Z" */
+      puts_(e, "\"$Z\"");
+      return;
+    }
+    break;
+  default: break;
+  }
+
+  /* values with identity */
+  uintptr_t id = rsc__writer_identity(v);
+  uint32_t w = id ? rsc__idmap_get(&e->written, id) : RSC_IDMAP_NONE;
+  path_ref self = NO_REF;
+  if (w != RSC_IDMAP_NONE) {
+    if (!(top && id == e->row_root)) {
+      write_ref(e, w);
+      return;
+    }
+    self = w;
+  } else if (id) {
+    self = note_path(e, id, parent, key, klen, index);
+  }
+  uint32_t f = id ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
+  if (f != RSC_IDMAP_NONE) {
+    write_ref(e, f);
+    return;
+  }
+
+  e->depth++;
+  put_container(e, v, self);
+  e->depth--;
+}
+
+static void put_container(enc *e, const rsc_node *v, path_ref self) {
+  switch (v->kind) {
+  case RSC_OBJECT: put_members(e, v, self); return;
+  case RSC_ARRAY:
+    put(e, "[", 1);
+    for (uint32_t i = 0; i < v->len; i++) {
+      if (i) put(e, ",", 1);
+      put_index_child(e, &v->u.items[i], self, i);
+    }
+    put(e, "]", 1);
+    return;
+  case RSC_ELEMENT: {
+    /* the tuple's slots are the element's type, key, props and owner in
+     * the server's paths */
+    const rsc_element *el = v->u.el;
+    puts_(e, "[\"$\",");
+    put_value(e, &el->type, self, "type", 4, 0, false);
+    put(e, ",", 1);
+    put_value(e, &el->key, self, "key", 3, 0, false);
+    put(e, ",", 1);
+    put_value(e, &el->props, self, "props", 5, 0, false);
+    uint32_t t =
+        (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el) : RSC_IDMAP_NONE;
+    if (t != RSC_IDMAP_NONE) { /* owner, debug stack, validated, as sent */
+      const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
+      for (uint32_t i = 0; i < tl->n; i++) {
+        put(e, ",", 1);
+        if (i == 0) put_value(e, &tl->slots[i], self, "_owner", 6, 0, false);
+        else put_index_child(e, &tl->slots[i], self, i + 4);
+      }
+    }
+    put(e, "]", 1);
+    return;
+  }
+  default:
+    /* a value whose form the log does not name */
+    puts_(e, "null");
+    return;
+  }
+}
+
+/* ---- rows ---------------------------------------------------------------- */
+
+static void row_head(enc *e, int64_t id, uint8_t tag) {
+  if (e->no_id) {
+    put(e, ":", 1);
+    if (tag) put(e, (const char *)&tag, 1);
+    return;
+  }
+  put_hex(e, id);
+  put(e, ":", 1);
+  if (tag) put(e, (const char *)&tag, 1);
+}
+
+static void length_row(enc *e, int64_t id, uint8_t tag, const void *p, size_t n) {
+  row_head(e, id, tag);
+  put_hex(e, (int64_t)n);
+  put(e, ",", 1);
+  put(e, (const char *)p, n);
+}
+
+/* A row's value: its own identity stands for it everywhere but here. */
+static void row_value(enc *e, const rsc_node *v) {
+  uintptr_t outer = e->row_root;
+  v = unwrap(e->d, v);
+  e->row_root = rsc__writer_identity(v);
+  put_value(e, v, NO_REF, "", 0, 0, true);
+  e->row_root = outer;
+}
+
+static void error_line(enc *e, int64_t id, const rsc_node *reason) {
+  row_head(e, id, 'E');
+  put(e, "{", 1);
+  if (reason && reason->kind == RSC_ERROR && reason->u.err->digest.kind != RSC_NONE) {
+    puts_(e, "\"digest\":");
+    put_value(e, &reason->u.err->digest, NO_REF, "", 0, 0, false);
+  }
+  put(e, "}\n", 2);
+}
+
+/* The value a row of a stream carries (the item it added), or NULL. */
+static const rsc_node *stream_item(const rsc_stream *st, uint32_t i) {
+  if (i >= st->len) return NULL;
+  if (st->kind == RSC_STREAM_TEXT || st->kind == RSC_STREAM_BYTES) return &st->items[i];
+  if (st->slots[i]->state != CS_FULFILLED) return NULL;
+  return rsc__slot_value(st->slots[i]);
+}
+
+/* Rows written as the log kept them: what no value holds. (The log also
+ * keeps model, I and stream rows, for when their value is missing.) */
+static bool keeps_row_text(uint8_t tag) {
+  switch (tag) {
+  case 'H':
+  case 'D':
+  case 'N':
+  case 'J':
+  case 'W':
+  case 'E': return true;
+  default: return false;
+  }
+}
+
+static void write_row(enc *e, size_t r) {
+  rsc_decoder *d = e->d;
+  const rsc_logged_row *row = &d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  rsc_stream *st = e->infos[r].stream;
+  if (row->raw && keeps_row_text(row->tag)) {
+    row_head(e, row->id, 0);
+    put(e, (const char *)&row->tag, 1);
+    put(e, row->raw, row->raw_len);
+    put(e, "\n", 1);
+    return;
+  }
+  switch (row->tag) {
+  case 'R':
+  case 'r':
+  case 'X':
+  case 'x':
+    row_head(e, row->id, row->tag);
+    put(e, "\n", 1);
+    return;
+  case 'C': {
+    row_head(e, row->id, 'C');
+    const rsc_node *v = NULL;
+    if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
+      v = stream_item(st, e->infos[r].item);
+    /* the return value sits in no row of its own */
+    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NO_REF, "", 0, 0, false);
+    put(e, "\n", 1);
+    return;
+  }
+  case 'E': {
+    const rsc_node *reason = NULL;
+    if (c && c->state == CS_REJECTED) reason = &c->reason;
+    else if (st && st->end == RSC_STREAM_ERRORED) reason = &st->end_value;
+    else if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR) &&
+             e->infos[r].item < st->len && st->slots[e->infos[r].item]->state == CS_REJECTED)
+      reason = &st->slots[e->infos[r].item]->reason;
+    error_line(e, row->id, reason);
+    return;
+  }
+  case 'I':
+    row_head(e, row->id, 'I');
+    /* rspack's server does not escape export names, so its "$$" and "$"
+     * revive alike: its rows go out as they came, as do rows that made
+     * no reference */
+    if (row->raw && (d->opt.bundler == RSC_BUNDLER_RSPACK || !c || c->state != CS_FULFILLED ||
+                     c->value.kind != RSC_CLIENT_REF))
+      put(e, row->raw, row->raw_len);
+    else if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
+      put_plain(e, &c->value.u.cref->metadata, true);
+    else puts_(e, "null");
+    put(e, "\n", 1);
+    return;
+  default: break;
+  }
+  const rsc_node *v = NULL;
+  if (st) v = stream_item(st, e->infos[r].item);
+  else if (c && c->state == CS_FULFILLED) v = &c->value;
+  if (row->tag == 0) {
+    if (v) {
+      row_head(e, row->id, 0);
+      row_value(e, v);
+      put(e, "\n", 1);
+    } else if (row->raw) { /* no value: the row as it came */
+      row_head(e, row->id, 0);
+      put(e, row->raw, row->raw_len);
+      put(e, "\n", 1);
+    }
+    return;
+  }
+  if (!v) {
+    if (row->raw) { /* an item the stream dropped: as it came */
+      row_head(e, row->id, row->tag);
+      put_hex(e, (int64_t)row->raw_len);
+      put(e, ",", 1);
+      put(e, row->raw, row->raw_len);
+    }
+    return;
+  }
+  if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
+  else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
+}
+
+/* Makes row r: straight to the writer when it is the next to go out and
+ * no other row is being made, else into a text of its own, handed on
+ * once the rows before it have gone (emit_ready). */
+static void make_row(enc *e, size_t r) {
+  row_text *t = &e->rows[r];
+  if (t->state) return;
+  t->state = 1;
+  rsc_text *outer = e->out;
+  size_t outer_row = e->cur_row;
+  bool direct = !outer && r == e->emit_next;
+  rsc_text own;
+  memset(&own, 0, sizeof own);
+  e->out = direct ? &e->sink : &own;
+  e->cur_row = r;
+  bool outer_no_id = e->no_id;
+  e->no_id = e->d->rowlog.rows[r].no_id;
+  write_row(e, r);
+  e->no_id = outer_no_id;
+  if (own.status == RSC_ERR_NOMEM) e->fail = true;
+  t->p = own.p;
+  t->len = own.len;
+  t->state = 2;
+  e->out = outer;
+  e->cur_row = outer_row;
+}
+
+/* Hands the writer the rows made, in order, up to the first not made. */
+static void emit_ready(enc *e, size_t n) {
+  while (e->emit_next < n && e->rows[e->emit_next].state == 2) {
+    row_text *t = &e->rows[e->emit_next++];
+    if (t->p) rsc__text_put(&e->sink, t->p, t->len);
+    free(t->p);
+    t->p = NULL;
+  }
+}
+
+/* What stands for each row's own value, the forms the log noted, and
+ * which rows belong to streams. */
+static void prepare(enc *e) {
+  rsc_decoder *d = e->d;
+  const struct rsc_rowlog *l = &d->rowlog;
+  for (size_t i = 0; i < l->tails_len && !e->fail; i++)
+    if (!rsc__idmap_put(&e->tails, (uintptr_t)l->tails[i].element, (uint32_t)i)) e->fail = true;
+  for (size_t i = 0; i < l->protos_len && !e->fail; i++)
+    if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[i].member, (uint32_t)i)) e->fail = true;
+  for (size_t r = 0; r < l->len && !e->fail; r++) {
+    const rsc_logged_row *row = &l->rows[r];
+    rsc_chunk *c = rsc__find_chunk(d, row->id);
+    if (c) rsc__read_chunk(d, c);
+    if (d->err.code) return;
+    e->infos[r].chunk = c;
+    if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' &&
+        row->tag != 'x') {
+      /* a stream's later row: the next item, or its end (C, E) */
+      uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
+      e->infos[r].stream = c->stream;
+      e->infos[r].item = *n;
+      if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag))) (*n)++;
+      continue;
+    }
+    if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
+        (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
+      if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
+          !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
+        e->fail = true;
+    }
+    if (!c) continue;
+    if (c->stream) {
+      put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
+      continue;
+    }
+    if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E' || c->state != CS_FULFILLED)
+      continue;
+    const rsc_node *v = unwrap(d, &c->value);
+    if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
+      if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+    } else if (v->kind == RSC_BINARY) {
+      /* emitted as its own row where it is first met; a path after */
+      put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
+    } else {
+      put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
+    }
+  }
+  for (size_t i = 0; i < l->forms_len && !e->fail; i++) {
+    const rsc_logged_form *f = &l->forms[i];
+    char form[2] = {f->form, 0};
+    int64_t row = row_of(e, f->id);
+    put_id_ref(e, &e->firsts, f->identity, form, f->id, row);
+    if (row >= 0) e->rows[row].outlined = true;
+  }
+}
+
+rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
+  if (!d || !write) return RSC_ERR_STATE;
+  if (d->err.code) return d->err.code;
+  if (!(d->opt.flags & RSC_OPT_KEEP_ROWS)) return RSC_ERR_STATE;
+  enc e;
+  memset(&e, 0, sizeof e);
+  e.d = d;
+  /* a row's JSON nests at most max_depth deep: this bounds the C stack
+   * (about 300 bytes a level) where a cycle has no path to end it */
+  e.max_depth = d->opt.limits.max_depth + 64;
+  size_t n = d->rowlog.len;
+  e.rows = (row_text *)calloc(n + 1, sizeof *e.rows);
+  e.infos = (row_info *)calloc(n + 1, sizeof *e.infos);
+  e.item_index = (uint32_t *)calloc(n + 1, sizeof *e.item_index);
+  if (!e.rows || !e.infos || !e.item_index) e.fail = true;
+  if (!e.fail && !rsc__text_to_writer(&e.sink, write, ctx)) e.fail = true;
+  if (!e.fail) prepare(&e);
+  /* rows a form names (a Map's entries...) are made where they are met
+   * first, then what is left in order */
+  for (size_t r = 0; r < n && !e.fail && !d->err.code && !e.sink.status; r++) {
+    if (!e.rows[r].outlined) make_row(&e, r);
+    emit_ready(&e, n);
+  }
+  for (size_t r = 0; r < n && !e.fail && !d->err.code && !e.sink.status; r++) {
+    make_row(&e, r);
+    emit_ready(&e, n);
+  }
+  if (!e.fail && !d->err.code) rsc__text_flush(&e.sink);
+  rsc_status st = e.sink.status;
+  free(e.sink.p);
+  for (size_t r = 0; e.rows && r < n; r++) free(e.rows[r].p);
+  free(e.rows);
+  free(e.infos);
+  free(e.item_index);
+  for (size_t i = 0; i < e.refs_len; i++) free(e.refs[i].s);
+  free(e.refs);
+  rsc__idmap_free(&e.written);
+  rsc__idmap_free(&e.firsts);
+  rsc__idmap_free(&e.texts);
+  rsc__idmap_free(&e.rowidx);
+  rsc__idmap_free(&e.protos);
+  rsc__idmap_free(&e.tails);
+  free(e.scratch.p);
+  if (d->err.code) return d->err.code;
+  if (e.fail) return RSC_ERR_NOMEM;
+  return st;
+}

@@ -1,0 +1,347 @@
+/* test_encode.c - rsc_encode (src/encode.c): decode then encode gives the
+ * input bytes, for every payload a React server wrote in fixtures/ (React's
+ * own 19.0 to 19.3, the other bundlers' and the Next.js pages'), with the
+ * exceptions tests/encode-known.txt lists with their reasons; and each
+ * value kind, row kind and error path on small payloads.
+ *
+ * The fixture test fails when a payload not in the list differs, and when
+ * one in the list has become exact (take it out of the list). */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+
+#define KNOWN_LIST RSC_FIXTURES "/../tests/encode-known.txt"
+
+typedef struct buf {
+  char *p;
+  size_t len, cap;
+  int fail_after; /* the writer fails on this call (0: never) */
+  int calls;
+} buf;
+
+static int to_buf(void *ctx, const char *s, size_t n) {
+  buf *b = (buf *)ctx;
+  if (b->fail_after && ++b->calls >= b->fail_after) return 1;
+  if (b->len + n + 1 > b->cap) {
+    b->cap = (b->len + n + 1) * 2;
+    b->p = realloc(b->p, b->cap);
+    cr_assert_not_null(b->p);
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+  return 0;
+}
+
+/* Decodes in[0..len) with RSC_OPT_KEEP_ROWS and the flags, and encodes it. */
+static rsc_status encode_with(const char *in, size_t len, uint32_t flags, rsc_bundler bundler,
+                              buf *out) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags | RSC_OPT_KEEP_ROWS;
+  opt.bundler = bundler;
+  rsc_error err;
+  rsc_decoder *d = rsc_decode(in, len, &opt, &err);
+  cr_assert_not_null(d);
+  memset(out, 0, sizeof *out);
+  rsc_status st = rsc_encode(d, to_buf, out);
+  rsc_decoder_free(d);
+  return st;
+}
+
+/* The payload encodes to itself. */
+static void round_trip(const char *in, size_t len, uint32_t flags) {
+  buf out;
+  rsc_status st = encode_with(in, len, flags, RSC_BUNDLER_WEBPACK, &out);
+  cr_assert_eq(st, RSC_OK, "rsc_encode: %s", rsc_status_name(st));
+  cr_expect(out.len == len && memcmp(out.p, in, len) == 0, "\n  input:  %.*s\n  output: %.*s",
+            (int)len, in, (int)out.len, out.p ? out.p : "");
+  free(out.p);
+}
+#define RT(s) round_trip(s, sizeof(s) - 1, 0)
+#define RT_DEV(s) round_trip(s, sizeof(s) - 1, RSC_OPT_DEV)
+
+/* ---- value kinds ------------------------------------------------------------ */
+
+Test(values, json_and_escapes) {
+  RT("0:{\"n\":null,\"t\":true,\"f\":false,\"i\":42,\"x\":1.5,\"e\":1e+21,\"s\":\"plain\","
+     "\"q\":\"quote \\\" and \\\\ and \\n\\u0001\",\"u\":\"\xc3\xbc\",\"a\":[],\"o\":{}}\n");
+  RT("0:[\"$$\",\"$$$\",\"$$L1\",\"$$undefined\",\"a$b\"]\n");
+  RT("0:\"top\"\n");
+  RT("0:123\n");
+  RT("0:null\n");
+}
+
+/* The value is written, not the row's text: JSON the server never writes
+ * (spaces, escapes JSON.stringify does not make) comes out as it would. */
+Test(values, written_from_the_value) {
+  const char in[] = "0:{ \"a\" : [1.50, \"\\u0041\", 1E3] }\n";
+  buf out;
+  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, "0:{\"a\":[1.5,\"A\",1000]}\n");
+  free(out.p);
+}
+
+Test(values, special_numbers_and_primitives) {
+  RT("0:[\"$undefined\",\"$NaN\",\"$Infinity\",\"$-Infinity\",\"$-0\",0,-1]\n");
+  RT("0:{\"d\":\"$D2024-01-02T03:04:05.678Z\",\"b\":\"$n-12345678901234567890\","
+     "\"s\":\"$Sreact.fragment\"}\n");
+}
+
+Test(values, undefined_members_stay) { RT("0:{\"a\":\"$undefined\",\"b\":1}\n"); }
+
+Test(values, elements) {
+  RT("0:[\"$\",\"div\",null,{\"className\":\"x\",\"children\":[[\"$\",\"span\",\"k\","
+     "{\"children\":\"hi\"}],\"text\"]}]\n");
+  RT("0:[\"$\",\"$Sreact.suspense\",null,{\"fallback\":\"wait\",\"children\":\"ok\"}]\n");
+}
+
+Test(values, client_references_and_lazies) {
+  RT("1:I[\"app/B.js\",[\"main\",\"main.js\"],\"B\"]\n"
+     "0:[\"$\",\"$L1\",null,{\"as\":\"$1\",\"p\":\"$@2\",\"l\":\"$L2\"}]\n"
+     "2:{\"late\":true}\n");
+}
+
+Test(values, outlined_rows_and_symbols) {
+  RT("1:\"$Sreact.suspense\"\n"
+     "0:[\"$\",\"$1\",null,{\"children\":\"x\"}]\n");
+  RT("1:\"shared text\"\n"
+     "2:I[\"$1\",[],\"X\"]\n"
+     "0:[\"$1\",\"$L2\"]\n");
+}
+
+Test(values, path_references) {
+  RT("0:{\"a\":{\"x\":1},\"b\":\"$0:a\",\"c\":{\"self\":\"$0:c\"},\"d\":[\"$0:a\"]}\n");
+  RT("0:[\"$\",\"div\",null,{\"o\":{\"v\":1},\"children\":[\"$\",\"p\",null,"
+     "{\"o\":\"$0:props:o\"}]}]\n");
+  /* a key with a ':' gets no path: what sits under it is written again */
+  RT("0:{\"a:b\":{\"x\":{\"y\":1}},\"c\":{\"y\":2}}\n");
+}
+
+Test(values, collections) {
+  RT("1:[[\"k\",\"v\"],[1,{\"o\":1}]]\n"
+     "2:[1,2,3]\n"
+     "3:[[\"name\",\"Ada\"]]\n"
+     "0:{\"m\":\"$Q1\",\"s\":\"$W2\",\"f\":\"$K3\"}\n");
+  /* a Map met twice: its form first, then the path of its first place */
+  RT("1:[[\"k\",\"v\"]]\n"
+     "0:{\"m\":\"$Q1\",\"again\":\"$0:m\"}\n");
+  /* the entries row is written first but serialized inside row 0: the
+   * object both hold is row 0's at its first place */
+  RT("1:[[\"k\",\"$0:first\"]]\n"
+     "0:{\"first\":{\"id\":7},\"map\":\"$Q1\"}\n");
+}
+
+Test(values, iterators_and_blobs) {
+  RT("1:[1,2]\n0:{\"it\":\"$i1\"}\n");
+  RT("0:\"$B1\"\n2:o3,\x01\x02\x03"
+     "1:[\"application/x-test\",\"$2\"]\n");
+}
+
+Test(values, production_errors) { RT("0:{\"err\":\"$Z\",\"list\":[\"$Z\"]}\n"); }
+
+Test(values, proto_member_kept) { RT("0:{\"o\":{\"a\":1,\"__proto__\":{\"x\":\"$1\"}}}\n"); }
+
+/* ---- row kinds ---------------------------------------------------------------- */
+
+Test(rows, text_and_binary_rows) {
+  RT("1:T5,hello2:o3,\x01\x02\x03"
+     "3:U4,\x01\x00\x02\x00"
+     "0:{\"t\":\"$1\",\"b\":\"$2\",\"u\":\"$3\",\"again\":\"$0:u\"}\n");
+  /* a T row's length counts bytes */
+  RT("1:T2,\xc3\xbc"
+     "0:\"$1\"\n");
+}
+
+Test(rows, hints_errors_and_halts) {
+  RT(":HL[\"/a.css\",\"style\"]\n"
+     ":HC\"https://cdn.example.com\"\n"
+     "0:[\"$L1\",\"$L2\"]\n"
+     "1:E{\"digest\":\"boom\"}\n"
+     "2:E{}\n");
+}
+
+Test(rows, streams) {
+  RT("1:R\n"
+     "0:{\"s\":\"$1\",\"again\":\"$0:s\"}\n"
+     "1:{\"a\":1}\n"
+     "1:T3,abc"
+     "1:C\n");
+  RT("1:r\n"
+     "0:\"$1\"\n"
+     "1:b3,abc"
+     "1:C\n");
+  RT("1:X\n"
+     "0:\"$1\"\n"
+     "1:\"first\"\n"
+     "1:{\"second\":2}\n"
+     "1:C\"ret\"\n");
+  RT("1:x\n"
+     "0:\"$1\"\n"
+     "1:1\n"
+     "1:C\n");
+}
+
+Test(rows, development_rows_as_kept) {
+  RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
+         ":N1700000000000.5\n"
+         "0:\"ok\"\n");
+}
+
+Test(rows, order_and_ids_kept) {
+  RT("a:\"ten\"\n"
+     "3:{\"x\":\"$a\"}\n"
+     "0:[\"$3\",\"$La\",\"$@3\"]\n");
+}
+
+/* ---- the API --------------------------------------------------------------------- */
+
+Test(api, needs_keep_rows) {
+  rsc_decoder *d = rsc_decode("0:1\n", 4, NULL, NULL);
+  buf out = {0};
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_ERR_STATE);
+  cr_assert_eq(out.len, 0);
+  cr_assert_eq(rsc_encode(NULL, to_buf, &out), RSC_ERR_STATE);
+  cr_assert_eq(rsc_encode(d, NULL, &out), RSC_ERR_STATE);
+  rsc_decoder_free(d);
+}
+
+Test(api, decoder_error_writes_nothing) {
+  buf out;
+  rsc_status st = encode_with("0:1\n0:2\n", 8, 0, RSC_BUNDLER_WEBPACK, &out);
+  cr_assert_eq(st, RSC_ERR_DUPLICATE_ROW);
+  cr_assert_eq(out.len, 0);
+}
+
+Test(api, writer_failure_stops) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  const char in[] = "0:{\"a\":1}\n";
+  rsc_decoder *d = rsc_decode(in, sizeof in - 1, &opt, NULL);
+  buf out = {0};
+  out.fail_after = 1;
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_ERR_USER);
+  /* the decoder is untouched: a second encode gives the payload */
+  buf again = {0};
+  cr_assert_eq(rsc_encode(d, to_buf, &again), RSC_OK);
+  cr_assert(again.len == sizeof in - 1 && memcmp(again.p, in, again.len) == 0);
+  free(again.p);
+  rsc_decoder_free(d);
+}
+
+/* Without the flag nothing is kept (the log stays empty); a reset empties it. */
+Test(api, reset_empties_the_log) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_eq(rsc_decoder_feed(d, "0:1\n", 4), RSC_OK);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, "0:2\n", 4), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  buf out = {0};
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  cr_assert_str_eq(out.p, "0:2\n");
+  free(out.p);
+  rsc_decoder_free(d);
+}
+
+/* ---- every React-written fixture ------------------------------------------------------ */
+
+typedef struct known {
+  char *path;
+  bool seen;
+} known;
+
+static known *read_known(size_t *n) {
+  size_t len;
+  char *text = ts_read(KNOWN_LIST, &len);
+  cr_assert_not_null(text, "missing %s", KNOWN_LIST);
+  known *k = calloc(len / 2 + 1, sizeof *k);
+  size_t count = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (line[0] == '#' || line[0] == 0) continue;
+    char *sp = strchr(line, ' ');
+    cr_assert_not_null(sp, "encode-known.txt: no reason on: %s", line);
+    k[count++].path = strndup(line, (size_t)(sp - line));
+  }
+  free(text);
+  *n = count;
+  return k;
+}
+
+static known *find_known(known *k, size_t n, const char *rel) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(k[i].path, rel) == 0) return &k[i];
+  return NULL;
+}
+
+static rsc_bundler bundler_of(const char *rel) {
+  if (strstr(rel, "bundlers/parcel/")) return RSC_BUNDLER_PARCEL;
+  if (strstr(rel, "bundlers/turbopack/") || strstr(rel, "next-turbopack"))
+    return RSC_BUNDLER_TURBOPACK;
+  if (strstr(rel, "bundlers/rspack/")) return RSC_BUNDLER_RSPACK;
+  return RSC_BUNDLER_WEBPACK;
+}
+
+Test(fixtures, every_server_written_payload_round_trips, .timeout = 600) {
+  static const char *const patterns[] = {
+      "react/*/prod/*.rsc",     "react/*/dev/*.rsc", "bundlers/*/*/prod/*.rsc",
+      "bundlers/*/*/dev/*.rsc", "html/next-*.rsc",
+  };
+  size_t nknown;
+  known *k = read_known(&nknown);
+  size_t total = 0, exact = 0, unexpected = 0, fixed = 0;
+  for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/%s", RSC_FIXTURES, patterns[p]);
+    glob_t g;
+    cr_assert_eq(glob(pat, 0, NULL, &g), 0, "no fixtures at %s", pat);
+    size_t ptotal = 0, pexact = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+      const char *path = g.gl_pathv[i];
+      const char *rel = path + strlen(RSC_FIXTURES) + 1;
+      size_t len;
+      char *in = ts_read(path, &len);
+      cr_assert_not_null(in);
+      uint32_t flags = strstr(rel, "/dev/") ? RSC_OPT_DEV : 0;
+      buf out;
+      rsc_status st = encode_with(in, len, flags, bundler_of(rel), &out);
+      bool same = st == RSC_OK && out.len == len && memcmp(out.p, in, len) == 0;
+      known *kn = find_known(k, nknown, rel);
+      if (kn) kn->seen = true;
+      ptotal++;
+      if (same) pexact++;
+      if (!same && !kn) {
+        size_t at = 0;
+        while (at < len && at < out.len && in[at] == out.p[at]) at++;
+        cr_log_error("%s: differs at byte %zu (status %s)", rel, at, rsc_status_name(st));
+        unexpected++;
+      } else if (same && kn) {
+        cr_log_error("%s: now exact: take it out of tests/encode-known.txt", rel);
+        fixed++;
+      }
+      free(out.p);
+      free(in);
+    }
+    fprintf(stderr, "encode: %-26s exact %zu / %zu\n", patterns[p], pexact, ptotal);
+    total += ptotal;
+    exact += pexact;
+    globfree(&g);
+  }
+  fprintf(stderr, "encode: all exact %zu / %zu\n", exact, total);
+  for (size_t i = 0; i < nknown; i++) {
+    cr_expect(k[i].seen, "tests/encode-known.txt lists %s, which is no fixture", k[i].path);
+    free(k[i].path);
+  }
+  free(k);
+  cr_expect_eq(unexpected, 0, "%zu fixtures differ that tests/encode-known.txt does not list",
+               unexpected);
+  cr_expect_eq(fixed, 0, "%zu fixtures listed in tests/encode-known.txt are now exact", fixed);
+}
