@@ -690,7 +690,7 @@ static bool walk(rsc_decoder *d, rsc_node *root, rsc_node *thrown) {
       for (; i < n && !push; i++) {
         rsc_member *m = &v->u.members[i];
         if ((v->flags & NF_PROTO) && key_is(m->key, rsc__member_klen(m), "__proto__")) {
-          rsc__rowlog_proto(d, m); /* (RSC_OPT_KEEP_ROWS only) */
+          rsc__rowlog_proto(d, m);         /* (RSC_OPT_KEEP_ROWS only) */
           m->val = rsc__mk(RSC_UNDEFINED); /* deleted without walking it */
           v->flags |= NF_HOLES;
           continue;
