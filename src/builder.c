@@ -19,7 +19,6 @@
  * Calls: textout.c (text, JSON strings), json_shim.cpp (numbers as
  * JavaScript prints them), arena.c (the allocator hooks). Called by hosts
  * only. */
-#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -502,30 +501,9 @@ static size_t u16_len(const char *s, size_t n) {
   return units;
 }
 
-static void put_hex(rsc_text *t, uint64_t v) {
-  char buf[24];
-  int n = snprintf(buf, sizeof buf, "%" PRIx64, v);
-  rsc__text_put(t, buf, (size_t)n);
-}
-
-/* A JSON string of prefix followed by s. */
-static void put_prefixed(rsc_text *t, const char *prefix, const char *s, size_t n) {
-  size_t pl = strlen(prefix);
-  char small[256];
-  char *buf = pl + n <= sizeof small ? small : (char *)malloc(pl + n);
-  if (!buf) {
-    t->status = RSC_ERR_NOMEM;
-    return;
-  }
-  memcpy(buf, prefix, pl);
-  if (n) memcpy(buf + pl, s, n);
-  rsc__text_json_string(t, buf, pl + n);
-  if (buf != small) free(buf);
-}
-
 /* escapeStringValue: a string that starts with "$" gets another. */
 static void put_escaped(rsc_text *t, const char *s, size_t n) {
-  if (n && s[0] == '$') put_prefixed(t, "$", s, n);
+  if (n && s[0] == '$') rsc__text_json_string_prefixed(t, "$", s, n);
   else rsc__text_json_string(t, s, n);
 }
 
@@ -533,7 +511,7 @@ static void put_escaped(rsc_text *t, const char *s, size_t n) {
 static void put_ref(rsc_text *t, const char *prefix, int64_t id) {
   rsc__text_put(t, "\"", 1);
   rsc__text_puts(t, prefix);
-  put_hex(t, (uint64_t)id);
+  rsc__text_hex(t, (uint64_t)id);
   rsc__text_put(t, "\"", 1);
 }
 
@@ -547,9 +525,9 @@ static void append(rsc_text *dst, rsc_text *src) {
 static void emit_text_row(rsc_builder *b, int64_t id, const char *s, size_t n) {
   /* A WTF-8 surrogate and U+FFFD are both 3 bytes: the length holds. */
   rsc_text *t = &b->regular;
-  put_hex(t, (uint64_t)id);
+  rsc__text_hex(t, (uint64_t)id);
   rsc__text_put(t, ":T", 2);
-  put_hex(t, (uint64_t)n);
+  rsc__text_hex(t, (uint64_t)n);
   rsc__text_put(t, ",", 1);
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
@@ -567,7 +545,7 @@ static void emit_text_row(rsc_builder *b, int64_t id, const char *s, size_t n) {
 
 static void emit_error_row(rsc_builder *b, int64_t id, const char *digest) {
   rsc_text *t = &b->errors;
-  put_hex(t, (uint64_t)id);
+  rsc__text_hex(t, (uint64_t)id);
   rsc__text_put(t, ":E{\"digest\":", 12);
   rsc__text_json_string(t, digest, strlen(digest));
   rsc__text_put(t, "}\n", 2);
@@ -608,7 +586,7 @@ static int outline(rsc_builder *b, rsc_text *t, rsc_bval *v, const char *prefix)
   size_t saved = b->serialized;
   rsc_text *row = row_text(b);
   if (!row) return RSC_ERR_NOMEM;
-  put_hex(row, (uint64_t)id);
+  rsc__text_hex(row, (uint64_t)id);
   rsc__text_put(row, ":[", 2);
   bool pairs = v->kind == BK_MAP;
   size_t count = pairs ? v->n / 2 : v->n;
@@ -660,7 +638,7 @@ static int import_string(rsc_builder *b, rsc_text *t, const char *s) {
   b->strings_size += units;
   int64_t id = b->next_id++;
   b->strings[b->strings_len++] = (written_ref){k, n, id};
-  put_hex(&b->imports, (uint64_t)id);
+  rsc__text_hex(&b->imports, (uint64_t)id);
   rsc__text_put(&b->imports, ":", 1);
   put_escaped(&b->imports, s, n);
   rsc__text_put(&b->imports, "\n", 1);
@@ -710,7 +688,7 @@ static int client_ref(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) 
     return err;
   }
   int64_t id = b->next_id++;
-  put_hex(&b->imports, (uint64_t)id);
+  rsc__text_hex(&b->imports, (uint64_t)id);
   rsc__text_put(&b->imports, ":I", 2);
   append(&b->imports, meta);
   rsc__text_put(&b->imports, "\n", 1);
@@ -734,9 +712,9 @@ static int symbol(rsc_builder *b, rsc_text *t, rsc_bval *v) {
   if (!k) return RSC_ERR_NOMEM;
   int64_t id = b->next_id++;
   b->symbols[b->symbols_len++] = (written_ref){k, v->len, id};
-  put_hex(&b->imports, (uint64_t)id);
+  rsc__text_hex(&b->imports, (uint64_t)id);
   rsc__text_put(&b->imports, ":", 1);
-  put_prefixed(&b->imports, "$S", v->str, v->len);
+  rsc__text_json_string_prefixed(&b->imports, "$S", v->str, v->len);
   rsc__text_put(&b->imports, "\n", 1);
   put_ref(t, "$", id);
   return 0;
@@ -833,10 +811,10 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
     }
     break;
   }
-  case BK_BIGINT: put_prefixed(t, "$n", v->str, v->len); break;
+  case BK_BIGINT: rsc__text_json_string_prefixed(t, "$n", v->str, v->len); break;
   case BK_DATE:
     b->serialized += u16_len(v->str, v->len);
-    put_prefixed(t, "$D", v->str, v->len);
+    rsc__text_json_string_prefixed(t, "$D", v->str, v->len);
     break;
   case BK_SYMBOL: err = symbol(b, t, v); break;
   case BK_ERROR: rsc__text_puts(t, "\"$Z\""); break;
@@ -875,10 +853,10 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
   case BK_BINARY: {
     int64_t id = b->next_id++;
     rsc_text *r = &b->regular;
-    put_hex(r, (uint64_t)id);
+    rsc__text_hex(r, (uint64_t)id);
     rsc__text_put(r, ":", 1);
     rsc__text_put(r, &binary_tags[v->sub].tag, 1);
-    put_hex(r, v->len);
+    rsc__text_hex(r, v->len);
     rsc__text_put(r, ",", 1);
     rsc__text_put(r, v->str, v->len);
     put_ref(t, "$", id);
@@ -938,7 +916,7 @@ static int run_task(rsc_builder *b, const task *k) {
   b->rows_used = 0;
   rsc_text *row = row_text(b);
   if (!row) return RSC_ERR_NOMEM;
-  put_hex(row, (uint64_t)k->id);
+  rsc__text_hex(row, (uint64_t)k->id);
   rsc__text_put(row, ":", 1);
   int err = render(b, row, k->model, false);
   rsc__text_put(row, "\n", 1);

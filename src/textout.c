@@ -52,9 +52,8 @@ void rsc__text_put(rsc_text *b, const char *s, size_t n) {
   b->p[b->len] = 0;
 }
 
-void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
-  if (b->off) return;
-  rsc__text_put(b, "\"", 1);
+/* s[0, n) escaped as inside a JSON string. */
+static void put_escaped(rsc_text *b, const char *s, size_t n) {
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t c = (uint8_t)s[i];
@@ -87,7 +86,29 @@ void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
     }
   }
   rsc__text_put(b, s + n - run, run);
+}
+
+void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
+  if (b->off) return;
   rsc__text_put(b, "\"", 1);
+  put_escaped(b, s, n);
+  rsc__text_put(b, "\"", 1);
+}
+
+void rsc__text_json_string_prefixed(rsc_text *b, const char *prefix, const char *s, size_t n) {
+  if (b->off) return;
+  rsc__text_put(b, "\"", 1);
+  put_escaped(b, prefix, strlen(prefix));
+  put_escaped(b, s, n);
+  rsc__text_put(b, "\"", 1);
+}
+
+void rsc__text_hex(rsc_text *b, uint64_t v) {
+  char buf[16];
+  size_t n = 0;
+  do buf[sizeof buf - ++n] = "0123456789abcdef"[v & 15];
+  while ((v >>= 4) && n < sizeof buf);
+  rsc__text_put(b, buf + sizeof buf - n, n);
 }
 
 void rsc__text_base64(rsc_text *b, const uint8_t *p, size_t n) {

@@ -39,6 +39,11 @@ static inline void rsc__text_puts(rsc_text *b, const char *s) { rsc__text_put(b,
 /* A JSON string as JSON.stringify writes it (ES2019): lone surrogates, kept
  * as WTF-8 inside, come out as lowercase \udxxx escapes. */
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n);
+/* One JSON string of an ASCII prefix followed by s[0, n) ("$$" escapes,
+ * "$L" and "$@" ids), without joining them first. */
+void rsc__text_json_string_prefixed(rsc_text *b, const char *prefix, const char *s, size_t n);
+/* v in lowercase hex, as Flight writes row ids and T row lengths. */
+void rsc__text_hex(rsc_text *b, uint64_t v);
 /* Bytes as a quoted base64 string (with padding). */
 void rsc__text_base64(rsc_text *b, const uint8_t *p, size_t n);
 
