@@ -432,6 +432,37 @@ int cli_parse_bundler(const char *name, rsc_bundler *out) {
   return 0;
 }
 
+/* The input of dump and encode decoded, or NULL after saying why on
+ * stderr (the caller exits 1). *buf holds the input: it outlives the
+ * decoder (RSC_OPT_BORROW_INPUT may point into it). */
+static rsc_decoder *decode_input(const char *file, int html, const rsc_options *opt, size_t chunk,
+                                 char **buf) {
+  size_t len;
+  *buf = cli_read_payload(file, html, &len);
+  if (!*buf) return NULL;
+  rsc_decoder *d = decode(*buf, len, opt, chunk);
+  if (!d) {
+    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+  } else if (rsc_decoder_error(d)->code != RSC_OK) {
+    cli_report_error(file, rsc_decoder_error(d));
+    rsc_decoder_free(d);
+    d = NULL;
+  }
+  if (!d) {
+    free(*buf);
+    *buf = NULL;
+  }
+  return d;
+}
+
+/* How writing the text of d ended, said on stderr when it failed. */
+static void report_written(const char *file, rsc_decoder *d, rsc_status st) {
+  if (st == RSC_ERR_USER) fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
+  else if (st == RSC_ERR_NOMEM) fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+  else if (st != RSC_OK && rsc_decoder_error(d)->code) cli_report_error(file, rsc_decoder_error(d));
+  else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
+}
+
 static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
@@ -463,32 +494,15 @@ static int cmd_dump(int argc, char **argv) {
     else file = a;
   }
   if (!file) file = "-";
-  size_t len;
-  char *buf = cli_read_payload(file, html, &len);
-  if (!buf) return 1;
-  /* The input outlives the decoder (RSC_OPT_BORROW_INPUT may point into it). */
-  rsc_decoder *d = decode(buf, len, &opt, chunk);
-  if (!d) {
-    free(buf);
-    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
-    return 1;
-  }
-  const rsc_error *e = rsc_decoder_error(d);
-  if (e->code != RSC_OK) {
-    cli_report_error(file, e);
-    rsc_decoder_free(d);
-    free(buf);
-    return 1;
-  }
+  char *buf;
+  rsc_decoder *d = decode_input(file, html, &opt, chunk, &buf);
+  if (!d) return 1;
   /* Streamed: the text can be far larger than the decode (deep nesting,
    * indented). */
   rsc_status st = rsc_dump_to(d, pretty, write_stdout, NULL);
   if (st == RSC_OK && !pretty) fputc('\n', stdout);
   if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
-  if (st == RSC_ERR_USER) fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
-  else if (st == RSC_ERR_NOMEM) fprintf(stderr, "%s: %s: out of memory\n", prog, file);
-  else if (st != RSC_OK && rsc_decoder_error(d)->code) cli_report_error(file, rsc_decoder_error(d));
-  else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
+  report_written(file, d, st);
   int early = st == RSC_OK ? cli_report_incomplete(file, d) : 0;
   rsc_decoder_free(d);
   free(buf);
@@ -524,28 +538,12 @@ static int cmd_encode(int argc, char **argv) {
     else file = a;
   }
   if (!file) file = "-";
-  size_t len;
-  char *buf = cli_read_payload(file, html, &len);
-  if (!buf) return 1;
-  rsc_decoder *d = decode(buf, len, &opt, 0);
-  if (!d) {
-    free(buf);
-    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
-    return 1;
-  }
-  const rsc_error *e = rsc_decoder_error(d);
-  if (e->code != RSC_OK) {
-    cli_report_error(file, e);
-    rsc_decoder_free(d);
-    free(buf);
-    return 1;
-  }
+  char *buf;
+  rsc_decoder *d = decode_input(file, html, &opt, 0, &buf);
+  if (!d) return 1;
   rsc_status st = rsc_encode(d, write_stdout, NULL);
   if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
-  if (st == RSC_ERR_USER) fprintf(stderr, "%s: stdout: %s\n", prog, strerror(errno));
-  else if (st == RSC_ERR_NOMEM) fprintf(stderr, "%s: %s: out of memory\n", prog, file);
-  else if (st != RSC_OK && rsc_decoder_error(d)->code) cli_report_error(file, rsc_decoder_error(d));
-  else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
+  report_written(file, d, st);
   rsc_decoder_free(d);
   free(buf);
   return st != RSC_OK;
