@@ -12,14 +12,8 @@
 # otherwise) and the npm registry for fixtures/gen's pinned packages.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)
-if [ "$major" != 20 ]; then
-  echo "differential: skipped: needs Node 20 (found: $major)"
-  exit 0
-fi
-if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
-  (cd fixtures/gen && npm ci --no-audit --no-fund --loglevel=error)
-fi
+. scripts/lib/react-client.sh
+need_react_client differential
 PYTHONPATH=build/python /usr/bin/python3 tests/conformance/differential.py \
   --corpus fuzz/replay.tar.xz --permute 8 --generate 6000 --mutate 6000 --known tests/conformance/differential-known.txt
 # and 6,000 generated development payloads, 6,000 mutated ones

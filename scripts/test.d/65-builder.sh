@@ -8,14 +8,8 @@
 # nothing is fetched when fixtures/gen/node_modules is there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)
-if [ "$major" != 20 ]; then
-  echo "builder: skipped: needs Node 20 (found: $major)"
-  exit 0
-fi
-if [ ! -d fixtures/gen/node_modules/react-server-dom-webpack ]; then
-  (cd fixtures/gen && npm ci --no-audit --no-fund --loglevel=error)
-fi
+. scripts/lib/react-client.sh
+need_react_client builder
 cmake --build build --target builder_trees rscflight_cli >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
