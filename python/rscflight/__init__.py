@@ -385,9 +385,15 @@ class _Writer:
             self.refuse(v, where, "Parcel's references (import_map) are not written")
         chunks = v.chunks if isinstance(v.chunks, list) else self.refuse(
             v, where, "chunks must be a list of str")
+        for i, c in enumerate(chunks):
+            if not isinstance(c, str):
+                self.refuse(c, "%s.chunks[%d]" % (where, i), "the builder writes a "
+                            "reference's chunks as str")
         keep = [ffi.new("char[]", self.cstr(c, "%s.chunks[%d]" % (where, i)))
                 for i, c in enumerate(chunks)]
         arr = ffi.new("const char *[]", keep) if keep else ffi.NULL
+        if not isinstance(v.id, str):
+            self.refuse(v.id, where + ".id", "the builder writes a reference's id as str")
         return self.check(lib.rsc_build_client_ref(
             self.b, self.cstr(v.id, where + ".id"), arr, len(keep),
             self.cstr(v.name, where + ".name"), bool(v.is_async)), where)
@@ -396,6 +402,8 @@ class _Writer:
         b = self.b
         if t is Element:
             ty = v.type
+            if type(ty) is Lazy and ty.status == "fulfilled" and type(ty.value) is ClientReference:
+                ty = ty.value  # the client's lazy for a client component: "$L" of its I row
             if not (isinstance(ty, str) or type(ty) in (ClientReference, Symbol)):
                 self.refuse(ty, where + ".type", "an element's type is a str, a "
                             "ClientReference or a Symbol")
@@ -473,12 +481,17 @@ def dumps(value, *, bundler="webpack"):
     that holds them, as Suspense streams them), Map and MapPairs, set and
     SetItems, bytes/bytearray (ArrayBuffer), memoryview (DataView), the
     typed arrays, ServerError (an Error, written as production servers do,
-    without its message)), and tuple and frozenset. ``loads(dumps(x))``
+    without its message)), and tuple and frozenset. An element's type that
+    is a ClientReference is written as React writes it, and decodes to a
+    Lazy of the reference, as React's client makes it (such a Lazy is
+    written back as the reference). A Lazy that is a row's whole value (the
+    root, a Promise's or Lazy's value) is written in place, as React's
+    server waits for it. ``loads(dumps(x))``
     then equals x as a value. A value that appears in two places is
     written in each (identity is not kept, but for the I row a client
     reference shares); a value that holds itself, a Lazy or Promise not
     settled, an int no double holds, a ClientReference with an int id or
-    an import map, and the kinds no host writes (ServerReference,
+    chunk (webpack's numeric ids) or an import map, and the kinds no host writes (ServerReference,
     TemporaryReference, FormData, Blob, Iterator, Stream, Function...) raise
     TypeError naming the value's type and where it sits ("value['a'][0]").
 
@@ -491,7 +504,21 @@ def dumps(value, *, bundler="webpack"):
         raise ValueError("bundler must be one of %s, not %r" % (", ".join(_BUNDLERS), bundler))
     if bundler != "webpack":
         raise ValueError("dumps writes webpack's I rows only, not %s's" % bundler)
-    return _Writer().write(value)
+    # The walk recurses twice per level; the builder writes 4096 levels.
+    limit = sys.getrecursionlimit()
+    if limit < _DUMPS_RECURSION:
+        sys.setrecursionlimit(_DUMPS_RECURSION)
+    try:
+        return _Writer().write(value)
+    except RecursionError:
+        raise ValueError("rscflight.dumps: the value is nested deeper than the 4096 levels "
+                         "the builder writes") from None
+    finally:
+        if limit < _DUMPS_RECURSION:
+            sys.setrecursionlimit(limit)
+
+
+_DUMPS_RECURSION = 2 * 4096 + 1000
 
 
 class Decoder:
