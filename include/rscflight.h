@@ -646,8 +646,6 @@ RSC_API const rsc_node *rsc_error_digest_node(const rsc_node *n);
  * when memory runs out. */
 RSC_API const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n);
 
-/* cdef:end */
-
 /* --- Building Flight (src/builder.c) ------------------------------------ */
 
 /* For hosts that produce payloads: make values with a builder, set the root,
@@ -755,6 +753,8 @@ RSC_API rsc_status rsc_builder_flush(rsc_builder *b, rsc_write_fn write, void *c
  * settled ones not flushed yet. The payload is complete when it is 0 after
  * a flush. */
 RSC_API size_t rsc_builder_pending(const rsc_builder *b);
+
+/* cdef:end */
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,10 @@ In the habits of the json module::
             ...
     tree = d.finish()
 
+    data = rscflight.dumps(tree)                # Flight again (React 19.3.1's rows)
+    p = rscflight.loads(payload, keep_rows=True)
+    rscflight.dumps(p) == payload               # written back as it came
+
 Values: None, bool, int, float, str, list, dict as json gives them (integral
 numbers that a double holds exactly are int); ``undefined``; Element,
 Lazy/Promise (.status, .value, .reason), ClientReference, ServerReference,
@@ -30,9 +34,16 @@ The full C API of include/rscflight.h is available as ``rscflight.lib``
 (with ``rscflight.ffi``) for anything this module does not wrap.
 """
 
+import array
+import datetime
+import reprlib
+import sys
+
 from . import _types
 from ._types import *  # noqa: F401,F403
-from ._types import (DecodeError, IncompleteError, ServerError, TYPED_ARRAYS, undefined)
+from ._types import (BigInt, ClientReference, DateString, DecodeError, Element, IncompleteError,
+                     Lazy, Map, MapPairs, Promise, ServerError, SetItems, Symbol, TYPED_ARRAYS,
+                     undefined)
 from . import _rscflight
 
 ffi = _rscflight.ffi
@@ -46,7 +57,7 @@ _n._set_types(dict(vars(_types), **TYPED_ARRAYS))
 __version__ = ffi.string(lib.rsc_version()).decode()
 DecodeError.CODE_NAMES.update(ffi.typeof("rsc_status").elements)
 
-__all__ = ["loads", "canonical_dump", "release_memory", "Decoder", "ffi", "lib", "__version__"] + list(_types.__all__)
+__all__ = ["loads", "dumps", "Payload", "canonical_dump", "release_memory", "Decoder", "ffi", "lib", "__version__"] + list(_types.__all__)
 
 _LIMIT_NAMES = ("max_row_bytes", "max_total_bytes", "max_depth", "max_nodes", "max_chunks",
                 "max_path_hops")
@@ -102,7 +113,7 @@ def _root(status, value, incomplete=None):
 
 
 def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
-          limits=None, drop_bom=False, lenient=False, bundler="webpack"):
+          limits=None, drop_bom=False, lenient=False, bundler="webpack", keep_rows=False):
     """Decode a whole Flight payload (bytes-like, or str as UTF-8) and return
     the root value.
 
@@ -131,7 +142,20 @@ def loads(data, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=
     "blocked"; its offset, missing and cut say where the stream ended and
     which rows it lacked. A server's halt of the root (an aborted
     prerender) is IncompleteError "halted" too, with missing empty.
+
+    keep_rows: return a Payload (its .value is the root value) that
+    ``dumps`` writes back as it came, byte for byte for what React's
+    servers write (``rsc_encode``; the exceptions are in
+    tests/encode-known.txt). The exceptions are raised as without it.
     """
+    if keep_rows:
+        data = bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        value = loads(data, dev=dev, allow_partial=allow_partial, lenient_ids=lenient_ids,
+                      temp_refs=temp_refs, limits=limits, drop_bom=drop_bom, lenient=lenient,
+                      bundler=bundler)
+        flags = _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom, lenient,
+                       bundler) & ~(3 << _BUNDLER_SHIFT)
+        return Payload(value, data, flags, bundler, _limits(limits))
     if (dev or allow_partial or lenient_ids or temp_refs or limits or drop_bom or lenient
             or bundler != "webpack"):
         status, value, incomplete = _n._decode(
@@ -164,6 +188,337 @@ def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, t
     ``--bundler``). Raises DecodeError."""
     return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom,
                                  lenient, bundler), _limits(limits), 0 if compact else 2)
+
+
+# ---- writing Flight ------------------------------------------------------------
+
+class Payload:
+    """A payload as ``loads(data, keep_rows=True)`` returns it: the root value
+    and what ``dumps`` needs to write the payload back as it came.
+
+    value: the root value (what ``loads`` returns); data: the bytes decoded.
+    ``dumps(payload)`` writes the payload as decoded (``rsc_encode``: byte
+    for byte the input for what React's servers write, except the cases
+    tests/encode-known.txt lists); it does not read ``value``. A value the
+    host changed is written with ``dumps(payload.value)``, through the
+    builder.
+    """
+
+    __slots__ = ("value", "data", "_flags", "_bundler", "_limits")
+
+    def __init__(self, value, data, flags, bundler, limits):
+        self.value = value
+        self.data = data
+        self._flags = flags
+        self._bundler = bundler
+        self._limits = limits
+
+    def __repr__(self):
+        return "Payload(%d bytes, value=%s)" % (len(self.data), reprlib.repr(self.value))
+
+
+def _collect():
+    """A write callback that appends to a list, and the list."""
+    out = []
+
+    def write(ctx, buf, n):
+        out.append(ffi.buffer(buf, n)[:])
+        return 0
+
+    return ffi.callback("int(*)(void *, const char *, size_t)", write), out
+
+
+def _encode(p):
+    """rsc_encode of a Payload's bytes, decoded again with its options."""
+    opt = ffi.new("rsc_options *")
+    lib.rsc_options_init(opt)
+    opt.flags = p._flags | lib.RSC_OPT_KEEP_ROWS
+    opt.bundler = _BUNDLERS.index(p._bundler)
+    for name, v in zip(_LIMIT_NAMES, p._limits or ()):
+        setattr(opt.limits, name, v)
+    d = lib.rsc_decoder_new(opt)
+    if d == ffi.NULL:
+        raise MemoryError("rscflight.dumps: no memory for a decoder")
+    try:
+        lib.rsc_decoder_feed(d, p.data, len(p.data))
+        lib.rsc_decoder_finish(d)
+        cb, out = _collect()
+        st = lib.rsc_encode(d, cb, ffi.NULL)
+        if st != lib.RSC_OK:
+            e = lib.rsc_decoder_error(d)
+            if e.code != lib.RSC_OK:
+                raise DecodeError(ffi.string(e.msg).decode(), e.offset,
+                                  None if e.row_id < 0 else e.row_id, e.code)
+            if st == lib.RSC_ERR_NOMEM:
+                raise MemoryError("rscflight.dumps: out of memory while encoding")
+            raise DecodeError("rsc_encode failed", len(p.data), None, st)
+        return b"".join(out)
+    finally:
+        lib.rsc_decoder_free(d)
+
+
+_BINARY_KINDS = {
+    "Int8Array": "RSC_INT8", "Uint8Array": "RSC_UINT8", "Uint8ClampedArray": "RSC_UINT8_CLAMPED",
+    "Int16Array": "RSC_INT16", "Uint16Array": "RSC_UINT16", "Int32Array": "RSC_INT32",
+    "Uint32Array": "RSC_UINT32", "Float32Array": "RSC_FLOAT32", "Float64Array": "RSC_FLOAT64",
+    "BigInt64Array": "RSC_BIGINT64", "BigUint64Array": "RSC_BIGUINT64",
+}
+_BINARY_KINDS = {TYPED_ARRAYS[k]: getattr(lib, v) for k, v in _BINARY_KINDS.items()}
+_LITTLE = sys.byteorder == "little"
+
+
+def _utf8(s):
+    return s.encode("utf-8", "surrogatepass")  # WTF-8 for lone surrogates
+
+
+class _Writer:
+    """One dumps() call: Python values made into builder values, walked
+    depth first; lazies and promises queued to settle after the rows that
+    hold them are flushed."""
+
+    def __init__(self):
+        self.b = ffi.gc(lib.rsc_builder_new(ffi.NULL), lib.rsc_builder_free)
+        if self.b == ffi.NULL:
+            raise MemoryError("rscflight.dumps: no memory for a builder")
+        self.open = set()  # ids of the containers being walked (cycles)
+        self.later = []    # (builder value, Lazy or Promise, where)
+
+    def check(self, r, where):
+        if r == ffi.NULL or (isinstance(r, int) and r != lib.RSC_OK):
+            st = lib.rsc_builder_status(self.b) if r == ffi.NULL else r
+            if st == lib.RSC_ERR_NOMEM:
+                raise MemoryError("rscflight.dumps: out of memory at %s" % where)
+            raise ValueError("rscflight.dumps: the builder refused the value at %s (%s)"
+                             % (where, DecodeError.CODE_NAMES.get(st, st)))
+        return r
+
+    def refuse(self, v, where, why=""):
+        raise TypeError("rscflight.dumps: cannot write %s at %s%s"
+                        % (type(v).__name__, where, why and ": " + why))
+
+    def text(self, s, where):
+        if not isinstance(s, str):
+            self.refuse(s, where, "a str is needed here")
+        b = _utf8(s)
+        return b, len(b)
+
+    def cstr(self, s, where):
+        b, _ = self.text(s, where)
+        if b"\0" in b:
+            self.refuse(s, where, "a NUL character cannot be written here")
+        return b
+
+    def value(self, v, where):
+        b = self.b
+        t = type(v)
+        if v is None:
+            return self.check(lib.rsc_build_null(b), where)
+        if v is undefined:
+            return self.check(lib.rsc_build_undefined(b), where)
+        if t is bool:
+            return self.check(lib.rsc_build_bool(b, v), where)
+        if t is BigInt:
+            d = str(int(v)).encode()
+            return self.check(lib.rsc_build_bigint(b, d, len(d)), where)
+        if t is int:
+            try:
+                f = float(v)
+            except OverflowError:
+                f = None
+            if f is None or int(f) != v:
+                self.refuse(v, where, "%d is not a double (a BigInt is)" % v)
+            return self.check(lib.rsc_build_number(b, f), where)
+        if t is float:
+            return self.check(lib.rsc_build_number(b, v), where)
+        if t is DateString:
+            s, n = self.text(str(v), where)
+            return self.check(lib.rsc_build_date(b, s, n), where)
+        if isinstance(v, str):
+            s, n = self.text(str(v), where)
+            return self.check(lib.rsc_build_string(b, s, n), where)
+        if t is datetime.datetime:
+            if v.tzinfo is not None:
+                v = v.astimezone(datetime.timezone.utc)
+            s = ("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (
+                v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond // 1000)).encode()
+            return self.check(lib.rsc_build_date(b, s, len(s)), where)
+        if t is Symbol:
+            s, n = self.text(v.key, where + ".key")
+            return self.check(lib.rsc_build_symbol(b, s, n), where)
+        if isinstance(v, ServerError):
+            return self.check(lib.rsc_build_error(b), where)
+        if t is ClientReference:
+            return self.client_ref(v, where)
+        if t in (Lazy, Promise):
+            if v.status not in ("fulfilled", "rejected"):
+                self.refuse(v, where, "a %s %s has no value to write" % (t.__name__, v.status))
+            p = self.check((lib.rsc_build_lazy if t is Lazy else lib.rsc_build_promise)(b), where)
+            self.later.append((p, v, where))
+            return p
+        if t in _BINARY_KINDS:
+            if _LITTLE or v.itemsize == 1:
+                data = v.tobytes()
+            else:  # the payload's data is little-endian
+                c = array.array(v.typecode, v)
+                c.byteswap()
+                data = c.tobytes()
+            return self.binary(_BINARY_KINDS[t], data, where)
+        if t in (bytes, bytearray):
+            return self.binary(lib.RSC_ARRAY_BUFFER, bytes(v), where)
+        if t is memoryview:
+            return self.binary(lib.RSC_DATA_VIEW, v.tobytes(), where)
+        if t in (dict, list, tuple, Map, MapPairs, set, frozenset, SetItems, Element):
+            if id(v) in self.open:
+                self.refuse(v, where, "a cycle (the value holds itself)")
+            self.open.add(id(v))
+            try:
+                return self.container(v, t, where)
+            finally:
+                self.open.discard(id(v))
+        self.refuse(v, where)
+
+    def binary(self, kind, data, where):
+        return self.check(lib.rsc_build_binary(self.b, kind, data, len(data)), where)
+
+    def client_ref(self, v, where):
+        if v.import_map is not None:
+            self.refuse(v, where, "Parcel's references (import_map) are not written")
+        chunks = v.chunks if isinstance(v.chunks, list) else self.refuse(
+            v, where, "chunks must be a list of str")
+        for i, c in enumerate(chunks):
+            if not isinstance(c, str):
+                self.refuse(c, "%s.chunks[%d]" % (where, i), "the builder writes a "
+                            "reference's chunks as str")
+        keep = [ffi.new("char[]", self.cstr(c, "%s.chunks[%d]" % (where, i)))
+                for i, c in enumerate(chunks)]
+        arr = ffi.new("const char *[]", keep) if keep else ffi.NULL
+        if not isinstance(v.id, str):
+            self.refuse(v.id, where + ".id", "the builder writes a reference's id as str")
+        return self.check(lib.rsc_build_client_ref(
+            self.b, self.cstr(v.id, where + ".id"), arr, len(keep),
+            self.cstr(v.name, where + ".name"), bool(v.is_async)), where)
+
+    def container(self, v, t, where):
+        b = self.b
+        if t is Element:
+            ty = v.type
+            if type(ty) is Lazy and ty.status == "fulfilled" and type(ty.value) is ClientReference:
+                ty = ty.value  # the client's lazy for a client component: "$L" of its I row
+            if not (isinstance(ty, str) or type(ty) in (ClientReference, Symbol)):
+                self.refuse(ty, where + ".type", "an element's type is a str, a "
+                            "ClientReference or a Symbol")
+            tv = self.value(ty, where + ".type")
+            if v.key is None:
+                key, kn = ffi.NULL, 0
+            else:
+                key, kn = self.text(v.key, where + ".key")
+            props = v.props
+            if type(props) is not dict:
+                self.refuse(props, where + ".props", "an element's props are a dict")
+            pv = self.value(props, where + ".props")
+            return self.check(lib.rsc_build_element(b, tv, key, kn, pv), where)
+        if t is dict:
+            o = self.check(lib.rsc_build_object(b), where)
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    self.refuse(k, "%s key %r" % (where, k), "object keys are str (a Map "
+                                "holds other keys)")
+                kb = _utf8(k)
+                self.check(lib.rsc_build_put(b, o, kb, len(kb),
+                                             self.value(x, "%s[%r]" % (where, k))), where)
+            return o
+        if t in (list, tuple):
+            a = self.check(lib.rsc_build_array(b), where)
+            for i, x in enumerate(v):
+                self.check(lib.rsc_build_push(b, a, self.value(x, "%s[%d]" % (where, i))), where)
+            return a
+        if t in (Map, MapPairs):
+            m = self.check(lib.rsc_build_map(b), where)
+            pairs = v.items() if t is Map else v
+            for i, pair in enumerate(pairs):
+                k, x = pair
+                p = "%s.entries[%d]" % (where, i)
+                kv = self.value(k, p + ".key")
+                self.check(lib.rsc_build_map_put(b, m, kv, self.value(x, p + ".value")), where)
+            return m
+        s = self.check(lib.rsc_build_set(b), where)
+        for i, x in enumerate(v):
+            self.check(lib.rsc_build_push(b, s, self.value(x, "%s.values[%d]" % (where, i))), where)
+        return s
+
+    def write(self, root):
+        cb, out = _collect()
+        self.check(lib.rsc_builder_root(self.b, self.value(root, "value")), "value")
+        self.check(lib.rsc_builder_flush(self.b, cb, ffi.NULL), "value")
+        while self.later:
+            batch, self.later = self.later, []
+            for p, th, where in batch:
+                if th.status == "fulfilled":
+                    self.check(lib.rsc_builder_resolve(
+                        self.b, p, self.value(th.value, where + ".value")), where)
+                else:
+                    d = getattr(th.reason, "digest", undefined)
+                    digest = self.cstr(d, where + ".reason.digest") if isinstance(d, str) \
+                        else ffi.NULL
+                    self.check(lib.rsc_builder_reject(self.b, p, digest), where)
+            self.check(lib.rsc_builder_flush(self.b, cb, ffi.NULL), "value")
+        return b"".join(out)
+
+
+def dumps(value, *, bundler="webpack"):
+    """Write Flight: the rows React 19.3.1's server (webpack's, Node) writes
+    for ``value``, as bytes.
+
+    A Payload (``loads(data, keep_rows=True)``) is written as it was
+    decoded (``rsc_encode``), so ``dumps(loads(b, keep_rows=True)) == b``
+    for what React's servers write (tests/encode-known.txt lists the few
+    exceptions); its value is not read.
+
+    Any other value goes through the builder (rsc_build_*): the types
+    ``loads`` returns (None, bool, int, float, str, list, dict, undefined,
+    BigInt, datetime and DateString, Symbol, Element, ClientReference,
+    Lazy and Promise that fulfilled or rejected (their rows follow the one
+    that holds them, as Suspense streams them), Map and MapPairs, set and
+    SetItems, bytes/bytearray (ArrayBuffer), memoryview (DataView), the
+    typed arrays, ServerError (an Error, written as production servers do,
+    without its message)), and tuple and frozenset. An element's type that
+    is a ClientReference is written as React writes it, and decodes to a
+    Lazy of the reference, as React's client makes it (such a Lazy is
+    written back as the reference). A Lazy that is a row's whole value (the
+    root, a Promise's or Lazy's value) is written in place, as React's
+    server waits for it. ``loads(dumps(x))``
+    then equals x as a value. A value that appears in two places is
+    written in each (identity is not kept, but for the I row a client
+    reference shares); a value that holds itself, a Lazy or Promise not
+    settled, an int no double holds, a ClientReference with an int id or
+    chunk (webpack's numeric ids) or an import map, and the kinds no host writes (ServerReference,
+    TemporaryReference, FormData, Blob, Iterator, Stream, Function...) raise
+    TypeError naming the value's type and where it sits ("value['a'][0]").
+
+    bundler: the I rows' shape; the builder writes webpack's only (a
+    Payload keeps the bundler it was decoded with).
+    """
+    if isinstance(value, Payload):
+        return _encode(value)
+    if bundler not in _BUNDLERS:
+        raise ValueError("bundler must be one of %s, not %r" % (", ".join(_BUNDLERS), bundler))
+    if bundler != "webpack":
+        raise ValueError("dumps writes webpack's I rows only, not %s's" % bundler)
+    # The walk recurses twice per level; the builder writes 4096 levels.
+    limit = sys.getrecursionlimit()
+    if limit < _DUMPS_RECURSION:
+        sys.setrecursionlimit(_DUMPS_RECURSION)
+    try:
+        return _Writer().write(value)
+    except RecursionError:
+        raise ValueError("rscflight.dumps: the value is nested deeper than the 4096 levels "
+                         "the builder writes") from None
+    finally:
+        if limit < _DUMPS_RECURSION:
+            sys.setrecursionlimit(limit)
+
+
+_DUMPS_RECURSION = 2 * 4096 + 1000
 
 
 class Decoder:
