@@ -84,6 +84,33 @@ typedef struct enc {
   bool fail;                 /* out of memory                                    */
 } enc;
 
+/* id in lowercase hex (a negative id as its two's complement, as "%llx"
+ * writes it); returns its length. */
+static size_t hex_id(char *buf, int64_t id) {
+  uint64_t v = (uint64_t)id;
+  char tmp[16];
+  size_t n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = 0;
+  return n;
+}
+
+/* v in decimal; returns its length. */
+static size_t dec_u64(char *buf, uint64_t v) {
+  char tmp[20];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  return n;
+}
+
 /* ---- references ---------------------------------------------------------- */
 
 static uint32_t new_ref(enc *e) {
@@ -137,12 +164,10 @@ static void spell(enc *e, uint32_t i) {
   rsc__text_put(&e->scratch, ":", 1);
   if (r->key) rsc__text_put(&e->scratch, r->key, r->klen);
   else {
-    char buf[16];
-    rsc__text_put(&e->scratch, buf, (size_t)snprintf(buf, sizeof buf, "%u", r->index));
+    char buf[20];
+    rsc__text_put(&e->scratch, buf, dec_u64(buf, r->index));
   }
 }
-
-static size_t hex_id(char *buf, int64_t id) { return (size_t)sprintf(buf, "%llx", (long long)id); }
 
 /* k stands for "$" + form + id (the row at log index row) in m, unless it
  * already has a reference there. */
@@ -150,7 +175,10 @@ static void put_id_ref(enc *e, rsc_idmap *m, uintptr_t k, const char *form, int6
                        int64_t row) {
   if (!k || rsc__idmap_get(m, k) != RSC_IDMAP_NONE) return;
   char buf[40];
-  size_t n = (size_t)snprintf(buf, sizeof buf, "$%s", form);
+  size_t n = strlen(form);
+  buf[0] = '$';
+  memcpy(buf + 1, form, n);
+  n++;
   if (!(form[0] == 'Z' && id < 0)) n += hex_id(buf + n, id);
   uint32_t i = add_ref(e, buf, n, row);
   if (i == RSC_IDMAP_NONE) return;
@@ -194,8 +222,8 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
   return v;
 }
 
-static void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
-static void puts_(enc *e, const char *s) { rsc__text_puts(e->out, s); }
+static inline void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
+static void puts_(enc *e, const char *s) { put(e, s, strlen(s)); }
 
 static void put_hex(enc *e, int64_t id) {
   char buf[24];
@@ -221,7 +249,15 @@ static void put_number(enc *e, double v) {
   if (isnan(v)) puts_(e, "\"$NaN\"");
   else if (isinf(v)) puts_(e, v > 0 ? "\"$Infinity\"" : "\"$-Infinity\"");
   else if (v == 0 && signbit(v)) puts_(e, "\"$-0\"");
-  else {
+  else if (v >= -9007199254740991.0 && v <= 9007199254740991.0 && v == (double)(int64_t)v) {
+    /* an integer JavaScript holds exactly: its digits (as ToString) */
+    char buf[24];
+    int64_t i = (int64_t)v;
+    size_t n = 0;
+    if (i < 0) buf[n++] = '-';
+    n += dec_u64(buf + n, i < 0 ? (uint64_t)-i : (uint64_t)i);
+    put(e, buf, n);
+  } else {
     char buf[40];
     put(e, buf, rsc__format_number(v, buf));
   }

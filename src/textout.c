@@ -20,7 +20,7 @@ void rsc__text_flush(rsc_text *b) {
   b->len = 0;
 }
 
-void rsc__text_put(rsc_text *b, const char *s, size_t n) {
+void rsc__text_put_slow(rsc_text *b, const char *s, size_t n) {
   if (b->off || b->status) return;
   if (b->write) {
     while (n > b->cap - b->len) {
@@ -52,12 +52,26 @@ void rsc__text_put(rsc_text *b, const char *s, size_t n) {
   b->p[b->len] = 0;
 }
 
+/* The bytes rsc__text_json_string looks at: controls, '"', '\\', and 0xED
+ * (which begins a lone surrogate's WTF-8). */
+static const bool json_special[256] = {
+    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+    [0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1,
+    [0x0E] = 1, [0x0F] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+    [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1A] = 1, [0x1B] = 1,
+    [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0x1F] = 1, ['"'] = 1,  ['\\'] = 1, [0xED] = 1,
+};
+
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
   if (b->off) return;
   rsc__text_put(b, "\"", 1);
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t c = (uint8_t)s[i];
+    if (!json_special[c]) { /* most bytes: part of the run written as is */
+      run++;
+      continue;
+    }
     const char *esc = NULL;
     char tmp[8];
     size_t skip = 0;
