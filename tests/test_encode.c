@@ -77,6 +77,24 @@ Test(values, json_and_escapes) {
   RT("0:null\n");
 }
 
+/* Each byte that needs an escape, at every offset of a string longer than
+ * the eight bytes the writer scans at once; integers and numbers around
+ * the exact integers' bounds. */
+Test(values, escapes_at_every_offset) {
+  static const char *escs[] = {"\\\"",    "\\\\",     "\\n",          "\\u0001", "\\u001f",
+                               "\\ud800", "\xc3\xbc", "\xed\x9f\xbf", "~"};
+  for (size_t k = 0; k < sizeof escs / sizeof *escs; k++) {
+    for (int at = 0; at < 20; at++) {
+      char in[128];
+      int n = snprintf(in, sizeof in, "0:\"%.*s%s%.*s\"\n", at, "abcdefghijklmnopqrstuvwxyz",
+                       escs[k], 19 - at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+      round_trip(in, (size_t)n, 0);
+    }
+  }
+  RT("0:[0,-1,1,9007199254740991,-9007199254740991,9007199254740992,1e+21,123456789012345680000,"
+     "0.1,-2.5e-7]\n");
+}
+
 /* The value is written, not the row's text: JSON the server never writes
  * (spaces, escapes JSON.stringify does not make) comes out as it would. */
 Test(values, written_from_the_value) {
