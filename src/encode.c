@@ -266,6 +266,7 @@ static void put_number(enc *e, double v) {
 /* A string another row holds as its own value: that row's "$<id>". */
 static bool put_row_string(enc *e, const rsc_node *v, bool top) {
   if (!v->len) return false;
+  if (!e->texts.count) return false;
   uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
   if (t == RSC_IDMAP_NONE || (top && e->refs[t].row == (int64_t)e->cur_row)) return false;
   write_ref(e, t);
@@ -330,16 +331,14 @@ static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i
 
 /* The server's writtenObjects.set(value, parentReference + ':' + key): a
  * value first met below a parent with a reference, under a key without a
- * ':', is that path when met again. Returns the value's own reference. */
-static path_ref note_path(enc *e, uintptr_t id, path_ref parent, const char *key, size_t klen,
+ * ':', is that path when met again; slot is where the written map keeps
+ * the value's reference. Returns the value's own reference. */
+static path_ref note_path(enc *e, uint32_t *slot, path_ref parent, const char *key, size_t klen,
                           uint32_t index) {
   if (parent == NO_REF || (key && memchr(key, ':', klen))) return NO_REF;
   uint32_t i = add_path(e, parent, key, klen, index);
   if (i == RSC_IDMAP_NONE) return NO_REF;
-  if (!rsc__idmap_put(&e->written, id, i)) {
-    e->fail = true;
-    return NO_REF;
-  }
+  *slot = i;
   return i;
 }
 
@@ -420,7 +419,14 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
 
   /* values with identity */
   uintptr_t id = rsc__writer_identity(v);
-  uint32_t w = id ? rsc__idmap_get(&e->written, id) : RSC_IDMAP_NONE;
+  /* a value not met yet gets its slot in the written map in the same
+   * probe (RSC_IDMAP_NONE: nothing stands for it) */
+  uint32_t *slot = id ? rsc__idmap_slot(&e->written, id) : NULL;
+  if (id && !slot) {
+    e->fail = true;
+    return;
+  }
+  uint32_t w = slot ? *slot : RSC_IDMAP_NONE;
   path_ref self = NO_REF;
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
@@ -429,9 +435,9 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     }
     self = w;
   } else if (id) {
-    self = note_path(e, id, parent, key, klen, index);
+    self = note_path(e, slot, parent, key, klen, index);
   }
-  uint32_t f = id ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
+  uint32_t f = id && e->firsts.count ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
     write_ref(e, f);
     return;
