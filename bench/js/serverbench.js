@@ -9,7 +9,7 @@
 // The model: the payload's rows read back into host elements (React's
 // createElement), client references (registerClientReference, one per
 // I row, and a client manifest that names their modules and chunks), plain
-// JSON values, and long text; a reference to another row is that row's
+// JSON values, long text and binary rows (typed arrays); a reference to another row is that row's
 // value in place, so nothing renders a component. Values of kinds the model
 // does not make (dates, big integers, symbols, Maps...) stay as strings.
 // One serialization = renderToPipeableStream(model, manifest) piped into a
@@ -18,8 +18,9 @@
 // Output, one JSON line per file on stdout:
 //   {"file","bytes","client":"react-server","median_ns","mb_per_s","n",
 //    "out_bytes","round_medians_ns"}
-// A file whose model cannot be made prints {"file","bytes","client","error"}
-// and the exit status is 1.
+// A file whose model cannot be made, or whose serialization is less than
+// half the payload (a model that lost what it did not understand), prints
+// {"file","bytes","client","error"} and the exit status is 1.
 
 const fs = require('fs');
 const { Writable } = require('stream');
@@ -77,7 +78,8 @@ function frame(buf) {
       let k = i;
       while (buf[k] !== 0x2c) k++;
       const len = parseInt(buf.toString('latin1', i, k), 16);
-      rows.push({ id, tag, body: buf.toString('utf8', k + 1, k + 1 + len) });
+      const body = tag === 'T' ? buf.toString('utf8', k + 1, k + 1 + len) : null;
+      rows.push({ id, tag, body, bytes: tag === 'T' ? null : typed(tag, buf, k + 1, len) });
       i = k + 1 + len;
       continue;
     }
@@ -87,6 +89,18 @@ function frame(buf) {
     i = k + 1;
   }
   return rows;
+}
+
+// A binary row's bytes as the typed array its tag names.
+function typed(tag, buf, at, len) {
+  const copy = new ArrayBuffer(len);
+  new Uint8Array(copy).set(buf.subarray(at, at + len));
+  const T = {
+    A: null, O: Int8Array, o: Uint8Array, U: Uint8ClampedArray, S: Int16Array, s: Uint16Array,
+    L: Int32Array, l: Uint32Array, G: Float32Array, g: Float64Array, M: BigInt64Array,
+    m: BigUint64Array, V: DataView, b: Uint8Array,
+  }[tag];
+  return T ? new T(copy) : copy;
 }
 
 // The model of the payload's row 0, and the client manifest of its I rows.
@@ -99,6 +113,7 @@ function makeModel(buf) {
   for (const r of rows) {
     if (r.tag === '') json.set(r.id, r.body);
     else if (r.tag === 'T') text.set(r.id, r.body);
+    else if ('AOoUSsLlGgMmVb'.includes(r.tag)) text.set(r.id, r.bytes);
     else if (r.tag === 'I') {
       const m = JSON.parse(r.body);
       const [id, chunks, name] = Array.isArray(m) ? m : [m.id, m.chunks, m.name];
@@ -178,6 +193,9 @@ async function main() {
     try {
       m = makeModel(buf);
       outBytes = await serialize(m.model, m.manifest);
+      // a model that lost most of the payload would time something else
+      if (outBytes < buf.length / 2)
+        throw new Error(`model incomplete: the server wrote ${outBytes} of ${buf.length} bytes`);
     } catch (e) {
       console.log(JSON.stringify({ file, bytes: buf.length, client: 'react-server', error: String(e) }));
       rc = 1;
