@@ -65,7 +65,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "python"))
 
 DECODERS = ["rscflight", "rscflight-new", "rscflight-borrow", "parse-only", "parse-walk", "19.3.1", "19.2.9",
-            "jsonparse"]
+            "jsonparse", "encode", "react-server"]
 LABEL = {
     "rscflight": "rscflight",
     "rscflight-new": "rscflight (new decoder each time)",
@@ -75,9 +75,15 @@ LABEL = {
     "19.3.1": "React 19.3.1",
     "19.2.9": "React 19.2.9",
     "jsonparse": "JSON.parse floor",
+    "encode": "rscflight encode",
+    "react-server": "React 19.3.1 server",
 }
 C_DECODERS = {"rscflight", "rscflight-new", "rscflight-borrow", "parse-only", "parse-walk"}
 JS_DECODERS = {"19.3.1", "19.2.9", "jsonparse"}
+# Writers (compare only): rscflight's encoder (`rscflight bench --encode`,
+# which times a decode of the same bytes beside it, in turns) and React's
+# Flight server serializing the payload's model (bench/js/serverbench.js).
+WRITERS = {"encode", "react-server"}
 SWEEP_CHUNKS = [1, 64, 4096, 65536]
 SCALING_SIZES = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8]
 
@@ -198,6 +204,7 @@ class Runner:
         self.cli = args.cli
         self.node = args.node
         self.bench_js = os.path.join(HERE, "js", "bench.js")
+        self.server_js = os.path.join(HERE, "js", "serverbench.js")
         self.commands = []
 
     def have_cli(self):
@@ -226,7 +233,14 @@ class Runner:
     def run(self, decoder, path, min_time=None, chunk_size=None, threads=None):
         """One invocation on one file; returns (result dict or None, error)."""
         min_time = self.args.min_time if min_time is None else min_time
-        if decoder in C_DECODERS:
+        if decoder == "encode":
+            cmd = [self.cli, "bench", "--json", "--encode", "--min-time", "%g" % min_time, path]
+            env = None
+        elif decoder == "react-server":
+            cmd = [self.node, "--conditions=react-server", self.server_js, "--rounds", "1",
+                   "--min-time", "%g" % min_time, "--warmup", "%g" % self.args.js_warmup, path]
+            env = dict(os.environ, NODE_ENV="production")
+        elif decoder in C_DECODERS:
             cmd = [self.cli, "bench", "--json", "--min-time", "%g" % min_time] + c_decoder_flags(decoder)
             if chunk_size:
                 cmd += ["--chunk-size", str(chunk_size)]
@@ -245,6 +259,10 @@ class Runner:
         objs, err = self._run(cmd, env=env)
         if err:
             return None, err
+        for o in objs:
+            # bench --encode: the encode's median, and the decode's of the same rounds
+            if isinstance(o, dict) and "encode_median_ns" in o and "median_ns" not in o:
+                o["median_ns"] = o["encode_median_ns"]
         for o in objs:
             if not isinstance(o, dict):
                 continue
@@ -505,6 +523,8 @@ COLORS = {
     "19.3.1": "#1f77b4",
     "19.2.9": "#9467bd",
     "jsonparse": "#2ca02c",
+    "encode": "#ff7f0e",
+    "react-server": "#17becf",
 }
 
 
@@ -606,6 +626,7 @@ def compare(runner, payloads, decoders, rounds):
         times = {d: [] for d in decoders}
         peaks = []
         errors = {}
+        enc_decode = [None] * rounds  # the decodes `bench --encode` timed beside its encodes
         for r in range(rounds):
             for d in decoders:
                 if d in errors:
@@ -618,6 +639,8 @@ def compare(runner, payloads, decoders, rounds):
                     times[d].append(None)
                     continue
                 times[d].append(float(res["median_ns"]))
+                if d == "encode" and res.get("decode_median_ns"):
+                    enc_decode[r] = float(res["decode_median_ns"])
                 if d == "rscflight" and res.get("peak_bytes") is not None:
                     peaks.append(res["peak_bytes"])
         row = {"class": cls, "file": rel(path), "bytes": nbytes, "rounds": rounds, "times": times, "errors": errors}
@@ -640,6 +663,10 @@ def compare(runner, payloads, decoders, rounds):
             "walk_of_parse": ratio_median(times.get("parse-only", []), times.get("parse-walk", [])),
             # React 19.3.1 (parse, then walk) against 19.2.9 (JSON.parse reviver)
             "19.3.1_vs_19.2.9": ratio_median(times.get("19.2.9", []), times.get("19.3.1", [])),
+            # encode time / decode time of the same bytes, in the same process
+            "encode_vs_decode": ratio_median(times.get("encode", []), enc_decode),
+            # React's server time / encode time (speedup of the encoder)
+            "encode_vs_react_server": ratio_median(times.get("react-server", []), times.get("encode", [])),
         }
         row["peak_bytes"] = median(peaks)
         row["peak_per_byte"] = row["peak_bytes"] / nbytes if row["peak_bytes"] and nbytes else None
@@ -652,7 +679,8 @@ def compare_tables(results):
             "JSON.parse", "MB/s", "simdjson MB/s", "vs 19.3.1", "vs 19.2.9", "vs JSON.parse", "of floor",
             "19.3.1 vs 19.2.9", "new decoder", "new vs 19.3.1",
             "borrowed", "borrowed vs 19.3.1", "borrowed vs 19.2.9", "borrowed of floor",
-            "of floor + walk", "walk of floor", "peak / input"]
+            "of floor + walk", "walk of floor", "peak / input",
+            "encode", "encode vs decode", "React server", "encode vs React server"]
     rows = []
     for r in results:
         t, m, q = r["median_ns"], r["mb_per_s"], r["ratios"]
@@ -670,6 +698,8 @@ def compare_tables(results):
             fmt_ratio(q["borrow_vs_19.2.9"]), fmt_pct(q["borrow_of_floor"]),
             fmt_pct(q["of_walk"]), fmt_pct(q["walk_of_parse"]),
             fmt_ratio(r["peak_per_byte"]),
+            fmt_ns(t.get("encode")), fmt_ratio(q["encode_vs_decode"]),
+            fmt_ns(t.get("react-server")), fmt_ratio(q["encode_vs_react_server"]),
         ])
     return head, rows
 
@@ -1057,7 +1087,13 @@ def main(argv=None):
     for d in decoders:
         if d not in DECODERS:
             build_parser().error("unknown decoder %s" % d)
+    if a.mode != "compare":
+        decoders = [d for d in decoders if d not in WRITERS]
     runner = Runner(a)
+    if "encode" in decoders and not runner.have_cli():
+        decoders = [d for d in decoders if d != "encode"]
+    if "react-server" in decoders and not runner.have_js():
+        decoders = [d for d in decoders if d != "react-server"]
     if any(d in C_DECODERS for d in decoders) and not runner.have_cli():
         warn("rscflight CLI %s not found: C decoders skipped" % a.cli)
         decoders = [d for d in decoders if d not in C_DECODERS]
@@ -1098,6 +1134,11 @@ def main(argv=None):
             "reading every value and each string's first byte (rscflight --parse-walk: what a decoder that "
             "built nothing for plain JSON would still pay), 'walk of floor' = floor time / floor + walk time; "
             "'peak / input' = rscflight's peak bytes (allocator hooks) / payload bytes; "
+            "'encode' = rsc_encode writing the payload back from a decoder that kept its rows "
+            "(rscflight bench --encode), 'encode vs decode' = encode time / the time of a decode of the same "
+            "bytes in the same process, in turns; 'React server' = React 19.3.1's renderToPipeableStream "
+            "serializing the payload's model (host elements, client references, JSON values; "
+            "bench/js/serverbench.js), 'encode vs React server' = its time / encode time; "
             "'19.3.1 vs 19.2.9' = time(19.2.9) / time(19.3.1). "
             "rscflight and the simdjson floor reuse one decoder per process (rsc_decoder_reset between "
             "decodes: its memory stays mapped, as V8's heap stays warm for the JS clients); "

@@ -173,6 +173,7 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   d->walk.frames = keep.walk.frames;
   d->walk.cap = keep.walk.cap;
   d->paths.plain_paths = keep.paths.plain_paths;
+  d->enc_cache = keep.enc_cache;
   d->feeds = keep.feeds; /* counts on: what the JSON stage found ahead in a
                             feed before the reset is never taken for a later one */
   if (!start_stream(d, keep.hash_seed)) {
@@ -190,6 +191,8 @@ static bool keepable(const rsc_decoder *d) {
 
 /* What a kept decoder holds, bounded (above); its values are gone. */
 static void warm_trim(rsc_decoder *d) {
+  rsc__encode_cache_free(d->enc_cache); /* sized by what was encoded */
+  d->enc_cache = NULL;
   rsc__arena_trim(&d->arena, &d->strings, WARM_MAX_HELD);
   chunk_table *t = &d->table;
   size_t table = (t->dense_cap + t->cap + t->order_cap) * sizeof(rsc_chunk *);
@@ -239,6 +242,7 @@ static void decoder_destroy(rsc_decoder *d) {
   rsc__heap_free(&al, d->table.order);
   rsc__heap_free(&al, d->jobs);
   rsc__heap_free(&al, d->walk.frames);
+  rsc__encode_cache_free(d->enc_cache);
   rsc__arena_free(&d->arena);
   rsc__arena_free(&d->strings);
   rsc__heap_free(&al, d);

@@ -30,13 +30,13 @@
  * its container's reference and a key (an array index when key is NULL),
  * spelled out only when written. */
 typedef struct ref {
-  char *s; /* a row's reference, or NULL for a path */
-  size_t n;
   int64_t row;     /* -1 for a path                       */
   uint32_t parent; /* a path: its container's reference   */
   uint32_t klen;
   const char *key;
   uint32_t index;
+  uint8_t n;  /* a row's reference: its length in s; 0 for a path */
+  char s[27]; /* "$" + a form + 16 hex digits at most */
 } ref;
 
 /* A row's text, made before it is written: a row that the server
@@ -58,18 +58,19 @@ typedef struct row_info {
 
 typedef struct enc {
   rsc_decoder *d;
-  rsc_text *out;     /* where the row being made goes: sink, or its own text */
-  rsc_text sink;     /* the writer's                                        */
-  size_t emit_next;  /* the log index of the next row to hand the writer */
-  rsc_idmap written; /* identity -> refs: what stands for a value met again   */
-  rsc_idmap firsts;  /* identity -> refs: the form that stands for a value at
-                        its first meeting ("$Q2", a typed array's "$6"); met
-                        again, the path of that first place does            */
-  rsc_idmap texts;   /* a string's or symbol's text pointer -> refs: a row's
-                        own string value, written as "$<id>" elsewhere       */
-  rsc_idmap rowidx;  /* row id + 1 -> the log index of its model row        */
-  rsc_idmap protos;  /* a "__proto__" member's address -> protos index      */
-  rsc_idmap tails;   /* a development element -> tails index                */
+  struct rsc_enc_cache *cache; /* the tables, kept in the decoder between encodes */
+  rsc_text *out;               /* where the row being made goes: sink, or its own text */
+  rsc_text sink;               /* the writer's                                        */
+  size_t emit_next;            /* the log index of the next row to hand the writer */
+  rsc_idmap written;           /* identity -> refs: what stands for a value met again   */
+  rsc_idmap firsts;            /* identity -> refs: the form that stands for a value at
+                                  its first meeting ("$Q2", a typed array's "$6"); met
+                                  again, the path of that first place does            */
+  rsc_idmap texts;             /* a string's or symbol's text pointer -> refs: a row's
+                                  own string value, written as "$<id>" elsewhere       */
+  rsc_idmap rowidx;            /* row id + 1 -> the log index of its model row        */
+  rsc_idmap protos;            /* a "__proto__" member's address -> protos index      */
+  rsc_idmap tails;             /* a development element -> tails index                */
   ref *refs;
   size_t refs_len, refs_cap;
   rsc_text scratch; /* a path spelled out */
@@ -83,10 +84,37 @@ typedef struct enc {
   bool fail;                 /* out of memory                                    */
 } enc;
 
+/* id in lowercase hex (a negative id as its two's complement, as "%llx"
+ * writes it); returns its length. */
+static size_t hex_id(char *buf, int64_t id) {
+  uint64_t v = (uint64_t)id;
+  char tmp[16];
+  size_t n = 0;
+  do {
+    tmp[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  buf[n] = 0;
+  return n;
+}
+
+/* v in decimal; returns its length. */
+static size_t dec_u64(char *buf, uint64_t v) {
+  char tmp[20];
+  size_t n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+  return n;
+}
+
 /* ---- references ---------------------------------------------------------- */
 
 static uint32_t new_ref(enc *e) {
-  if (e->refs_len == e->refs_cap) {
+  if (__builtin_expect(e->refs_len == e->refs_cap, 0)) {
     size_t cap = e->refs_cap ? e->refs_cap * 2 : 256;
     ref *r = (ref *)realloc(e->refs, cap * sizeof *r);
     if (!r) {
@@ -101,17 +129,13 @@ static uint32_t new_ref(enc *e) {
 }
 
 static uint32_t add_ref(enc *e, const char *s, size_t n, int64_t row) {
-  char *c = (char *)malloc(n + 1);
-  uint32_t i = c ? new_ref(e) : RSC_IDMAP_NONE;
+  uint32_t i = n && n < sizeof e->refs[0].s ? new_ref(e) : RSC_IDMAP_NONE;
   if (i == RSC_IDMAP_NONE) {
-    free(c);
     e->fail = true;
     return RSC_IDMAP_NONE;
   }
-  memcpy(c, s, n);
-  c[n] = 0;
-  e->refs[i].s = c;
-  e->refs[i].n = n;
+  memcpy(e->refs[i].s, s, n);
+  e->refs[i].n = (uint8_t)n;
   e->refs[i].row = row;
   return i;
 }
@@ -132,7 +156,7 @@ static uint32_t add_path(enc *e, uint32_t parent, const char *key, size_t klen, 
 /* Appends reference i's text to the scratch text. */
 static void spell(enc *e, uint32_t i) {
   const ref *r = &e->refs[i];
-  if (r->s) {
+  if (r->n) {
     rsc__text_put(&e->scratch, r->s, r->n);
     return;
   }
@@ -140,12 +164,10 @@ static void spell(enc *e, uint32_t i) {
   rsc__text_put(&e->scratch, ":", 1);
   if (r->key) rsc__text_put(&e->scratch, r->key, r->klen);
   else {
-    char buf[16];
-    rsc__text_put(&e->scratch, buf, (size_t)snprintf(buf, sizeof buf, "%u", r->index));
+    char buf[20];
+    rsc__text_put(&e->scratch, buf, dec_u64(buf, r->index));
   }
 }
-
-static size_t hex_id(char *buf, int64_t id) { return (size_t)sprintf(buf, "%llx", (long long)id); }
 
 /* k stands for "$" + form + id (the row at log index row) in m, unless it
  * already has a reference there. */
@@ -153,7 +175,10 @@ static void put_id_ref(enc *e, rsc_idmap *m, uintptr_t k, const char *form, int6
                        int64_t row) {
   if (!k || rsc__idmap_get(m, k) != RSC_IDMAP_NONE) return;
   char buf[40];
-  size_t n = (size_t)snprintf(buf, sizeof buf, "$%s", form);
+  size_t n = strlen(form);
+  buf[0] = '$';
+  memcpy(buf + 1, form, n);
+  n++;
   if (!(form[0] == 'Z' && id < 0)) n += hex_id(buf + n, id);
   uint32_t i = add_ref(e, buf, n, row);
   if (i == RSC_IDMAP_NONE) return;
@@ -173,7 +198,7 @@ static void write_ref(enc *e, uint32_t i) {
   int64_t row = e->refs[i].row;
   if (row >= 0 && e->rows[row].state == 0 && ((size_t)row < e->cur_row || e->rows[row].outlined))
     make_row(e, (size_t)row); /* (may grow refs) */
-  if (e->refs[i].s) {
+  if (e->refs[i].n) {
     rsc__text_json_string(e->out, e->refs[i].s, e->refs[i].n);
     return;
   }
@@ -197,8 +222,8 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
   return v;
 }
 
-static void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
-static void puts_(enc *e, const char *s) { rsc__text_puts(e->out, s); }
+static inline void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
+static void puts_(enc *e, const char *s) { put(e, s, strlen(s)); }
 
 static void put_hex(enc *e, int64_t id) {
   char buf[24];
@@ -207,24 +232,22 @@ static void put_hex(enc *e, int64_t id) {
 
 /* A string value prefixed: prefix + text as one JSON string. */
 static void put_prefixed(enc *e, const char *prefix, const char *s, size_t n) {
-  size_t pn = strlen(prefix);
-  char stack[256];
-  char *buf = pn + n <= sizeof stack ? stack : (char *)malloc(pn + n);
-  if (!buf) {
-    e->fail = true;
-    return;
-  }
-  memcpy(buf, prefix, pn);
-  if (n) memcpy(buf + pn, s, n);
-  rsc__text_json_string(e->out, buf, pn + n);
-  if (buf != stack) free(buf);
+  rsc__text_json_string_prefixed(e->out, prefix, s, n);
 }
 
 static void put_number(enc *e, double v) {
   if (isnan(v)) puts_(e, "\"$NaN\"");
   else if (isinf(v)) puts_(e, v > 0 ? "\"$Infinity\"" : "\"$-Infinity\"");
   else if (v == 0 && signbit(v)) puts_(e, "\"$-0\"");
-  else {
+  else if (v >= -9007199254740991.0 && v <= 9007199254740991.0 && v == (double)(int64_t)v) {
+    /* an integer JavaScript holds exactly: its digits (as ToString) */
+    char buf[24];
+    int64_t i = (int64_t)v;
+    size_t n = 0;
+    if (i < 0) buf[n++] = '-';
+    n += dec_u64(buf + n, i < 0 ? (uint64_t)-i : (uint64_t)i);
+    put(e, buf, n);
+  } else {
     char buf[40];
     put(e, buf, rsc__format_number(v, buf));
   }
@@ -233,6 +256,7 @@ static void put_number(enc *e, double v) {
 /* A string another row holds as its own value: that row's "$<id>". */
 static bool put_row_string(enc *e, const rsc_node *v, bool top) {
   if (!v->len) return false;
+  if (!e->texts.count) return false;
   uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
   if (t == RSC_IDMAP_NONE || (top && e->refs[t].row == (int64_t)e->cur_row)) return false;
   write_ref(e, t);
@@ -297,16 +321,14 @@ static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i
 
 /* The server's writtenObjects.set(value, parentReference + ':' + key): a
  * value first met below a parent with a reference, under a key without a
- * ':', is that path when met again. Returns the value's own reference. */
-static path_ref note_path(enc *e, uintptr_t id, path_ref parent, const char *key, size_t klen,
+ * ':', is that path when met again; slot is where the written map keeps
+ * the value's reference. Returns the value's own reference. */
+static path_ref note_path(enc *e, uint32_t *slot, path_ref parent, const char *key, size_t klen,
                           uint32_t index) {
   if (parent == NO_REF || (key && memchr(key, ':', klen))) return NO_REF;
   uint32_t i = add_path(e, parent, key, klen, index);
   if (i == RSC_IDMAP_NONE) return NO_REF;
-  if (!rsc__idmap_put(&e->written, id, i)) {
-    e->fail = true;
-    return NO_REF;
-  }
+  *slot = i;
   return i;
 }
 
@@ -387,7 +409,14 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
 
   /* values with identity */
   uintptr_t id = rsc__writer_identity(v);
-  uint32_t w = id ? rsc__idmap_get(&e->written, id) : RSC_IDMAP_NONE;
+  /* a value not met yet gets its slot in the written map in the same
+   * probe (RSC_IDMAP_NONE: nothing stands for it) */
+  uint32_t *slot = id ? rsc__idmap_slot(&e->written, id) : NULL;
+  if (id && !slot) {
+    e->fail = true;
+    return;
+  }
+  uint32_t w = slot ? *slot : RSC_IDMAP_NONE;
   path_ref self = NO_REF;
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
@@ -396,9 +425,9 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     }
     self = w;
   } else if (id) {
-    self = note_path(e, id, parent, key, klen, index);
+    self = note_path(e, slot, parent, key, klen, index);
   }
-  uint32_t f = id ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
+  uint32_t f = id && e->firsts.count ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
     write_ref(e, f);
     return;
@@ -686,6 +715,101 @@ static void prepare(enc *e) {
   }
 }
 
+/* What an encode allocates, kept in the decoder for the next encode of it
+ * (emptied, not freed): a fresh set faulted its pages in on every encode,
+ * which cost more than the writing. */
+struct rsc_enc_cache {
+  rsc_idmap written, firsts, texts, rowidx, protos, tails;
+  ref *refs;
+  size_t refs_cap;
+  row_text *rows;
+  row_info *infos;
+  uint32_t *item_index;
+  size_t rows_cap;
+  char *piece; /* the writer's buffer, RSC_TEXT_PIECE bytes */
+  rsc_text scratch;
+};
+
+static void idmap_clear(rsc_idmap *m) {
+  if (m->count) memset(m->keys, 0, m->cap * sizeof *m->keys);
+  m->count = 0;
+}
+
+void rsc__encode_cache_free(struct rsc_enc_cache *c) {
+  if (!c) return;
+  rsc__idmap_free(&c->written);
+  rsc__idmap_free(&c->firsts);
+  rsc__idmap_free(&c->texts);
+  rsc__idmap_free(&c->rowidx);
+  rsc__idmap_free(&c->protos);
+  rsc__idmap_free(&c->tails);
+  free(c->refs);
+  free(c->rows);
+  free(c->infos);
+  free(c->item_index);
+  free(c->piece);
+  free(c->scratch.p);
+  free(c);
+}
+
+/* Takes the decoder's cache (made on the first encode) into e, emptied and
+ * sized for n rows; false: out of memory. */
+static bool enc_open(enc *e, size_t n) {
+  struct rsc_enc_cache *c = e->d->enc_cache;
+  if (!c) {
+    c = (struct rsc_enc_cache *)calloc(1, sizeof *c);
+    if (!c) return false;
+    e->d->enc_cache = c;
+  }
+  e->cache = c;
+  if (n + 1 > c->rows_cap) {
+    free(c->rows);
+    free(c->infos);
+    free(c->item_index);
+    c->rows = (row_text *)malloc((n + 1) * sizeof *c->rows);
+    c->infos = (row_info *)malloc((n + 1) * sizeof *c->infos);
+    c->item_index = (uint32_t *)malloc((n + 1) * sizeof *c->item_index);
+    c->rows_cap = c->rows && c->infos && c->item_index ? n + 1 : 0;
+    if (!c->rows_cap) return false;
+  }
+  memset(c->rows, 0, (n + 1) * sizeof *c->rows);
+  memset(c->infos, 0, (n + 1) * sizeof *c->infos);
+  memset(c->item_index, 0, (n + 1) * sizeof *c->item_index);
+  if (!c->piece && !(c->piece = (char *)malloc(RSC_TEXT_PIECE))) return false;
+  rsc_idmap *maps[] = {&c->written, &c->firsts, &c->texts, &c->rowidx, &c->protos, &c->tails};
+  for (size_t i = 0; i < sizeof maps / sizeof *maps; i++) idmap_clear(maps[i]);
+  e->written = c->written;
+  e->firsts = c->firsts;
+  e->texts = c->texts;
+  e->rowidx = c->rowidx;
+  e->protos = c->protos;
+  e->tails = c->tails;
+  e->refs = c->refs;
+  e->refs_cap = c->refs_cap;
+  e->rows = c->rows;
+  e->infos = c->infos;
+  e->item_index = c->item_index;
+  e->scratch = c->scratch;
+  e->scratch.len = 0;
+  e->scratch.status = RSC_OK;
+  return true;
+}
+
+/* Gives the tables back to the cache (they may have grown). */
+static void enc_close(enc *e) {
+  struct rsc_enc_cache *c = e->cache;
+  if (!c) return;
+  c->written = e->written;
+  c->firsts = e->firsts;
+  c->texts = e->texts;
+  c->rowidx = e->rowidx;
+  c->protos = e->protos;
+  c->tails = e->tails;
+  c->refs = e->refs;
+  c->refs_cap = e->refs_cap;
+  c->scratch = e->scratch;
+}
+
 rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   if (!d || !write) return RSC_ERR_STATE;
   if (d->err.code) return d->err.code;
@@ -697,11 +821,13 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
    * (about 300 bytes a level) where a cycle has no path to end it */
   e.max_depth = d->opt.limits.max_depth + 64;
   size_t n = d->rowlog.len;
-  e.rows = (row_text *)calloc(n + 1, sizeof *e.rows);
-  e.infos = (row_info *)calloc(n + 1, sizeof *e.infos);
-  e.item_index = (uint32_t *)calloc(n + 1, sizeof *e.item_index);
-  if (!e.rows || !e.infos || !e.item_index) e.fail = true;
-  if (!e.fail && !rsc__text_to_writer(&e.sink, write, ctx)) e.fail = true;
+  if (!enc_open(&e, n)) e.fail = true;
+  if (!e.fail) {
+    e.sink.write = write;
+    e.sink.ctx = ctx;
+    e.sink.cap = RSC_TEXT_PIECE;
+    e.sink.p = e.cache->piece;
+  }
   if (!e.fail) prepare(&e);
   /* rows a form names (a Map's entries...) are made where they are met
    * first, then what is left in order */
@@ -715,20 +841,8 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   }
   if (!e.fail && !d->err.code) rsc__text_flush(&e.sink);
   rsc_status st = e.sink.status;
-  free(e.sink.p);
   for (size_t r = 0; e.rows && r < n; r++) free(e.rows[r].p);
-  free(e.rows);
-  free(e.infos);
-  free(e.item_index);
-  for (size_t i = 0; i < e.refs_len; i++) free(e.refs[i].s);
-  free(e.refs);
-  rsc__idmap_free(&e.written);
-  rsc__idmap_free(&e.firsts);
-  rsc__idmap_free(&e.texts);
-  rsc__idmap_free(&e.rowidx);
-  rsc__idmap_free(&e.protos);
-  rsc__idmap_free(&e.tails);
-  free(e.scratch.p);
+  enc_close(&e);
   if (d->err.code) return d->err.code;
   if (e.fail) return RSC_ERR_NOMEM;
   return st;

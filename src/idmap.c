@@ -70,6 +70,19 @@ bool rsc__idmap_put(rsc_idmap *m, uintptr_t k, uint32_t place) {
   return true;
 }
 
+uint32_t *rsc__idmap_slot(rsc_idmap *m, uintptr_t k) {
+  if ((m->count + 1) * 2 > m->cap && !rsc__idmap_grow(m, m->cap ? m->cap * 2 : 64)) return NULL;
+  size_t h = (size_t)rsc__idmap_hash(k) & (m->cap - 1);
+  while (m->keys[h]) {
+    if (m->keys[h] == k) return &m->places[h];
+    h = (h + 1) & (m->cap - 1);
+  }
+  m->keys[h] = k;
+  m->places[h] = RSC_IDMAP_NONE;
+  m->count++;
+  return &m->places[h];
+}
+
 void rsc__idmap_free(rsc_idmap *m) {
   rsc__heap_free(rsc__idmap_alloc(m), m->keys);
   rsc__heap_free(rsc__idmap_alloc(m), m->places);

@@ -26,6 +26,10 @@ uint32_t *rsc__idmap_place(rsc_idmap *m, uintptr_t k);
 uint32_t rsc__idmap_get(rsc_idmap *m, uintptr_t k);
 /* Adds k (absent) with its place; false: out of memory, the map unchanged. */
 bool rsc__idmap_put(rsc_idmap *m, uintptr_t k, uint32_t place);
+/* Where k's place is kept, k added with RSC_IDMAP_NONE when absent (not
+ * for a set): one probe for a lookup that may insert. NULL: out of memory,
+ * the map unchanged. The pointer holds until the next insert. */
+uint32_t *rsc__idmap_slot(rsc_idmap *m, uintptr_t k);
 void rsc__idmap_free(rsc_idmap *m);
 
 #endif

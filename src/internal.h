@@ -493,8 +493,13 @@ struct rsc_decoder {
     uint64_t *filter; /* a bit per identity, from the hash's high half */
     size_t cap, count;
   } shared;
-  struct rsc_rowlog rowlog; /* RSC_OPT_KEEP_ROWS (rowlog.c); arena memory */
+  struct rsc_rowlog rowlog;        /* RSC_OPT_KEEP_ROWS (rowlog.c); arena memory */
+  struct rsc_enc_cache *enc_cache; /* rsc_encode's tables (encode.c), libc memory
+                                      kept for the next encode; a reset keeps it */
 };
+
+/* Frees rsc_encode's tables (NULL: nothing). */
+void rsc__encode_cache_free(struct rsc_enc_cache *c);
 
 /* ---- shared helpers ---------------------------------------------------- */
 

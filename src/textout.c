@@ -20,7 +20,7 @@ void rsc__text_flush(rsc_text *b) {
   b->len = 0;
 }
 
-void rsc__text_put(rsc_text *b, const char *s, size_t n) {
+void rsc__text_put_slow(rsc_text *b, const char *s, size_t n) {
   if (b->off || b->status) return;
   if (b->write) {
     while (n > b->cap - b->len) {
@@ -52,11 +52,44 @@ void rsc__text_put(rsc_text *b, const char *s, size_t n) {
   b->p[b->len] = 0;
 }
 
+/* The bytes put_escaped looks at: controls, '"', '\\', and 0xED
+ * (which begins a lone surrogate's WTF-8). */
+static const bool json_special[256] = {
+    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+    [0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1,
+    [0x0E] = 1, [0x0F] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+    [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1A] = 1, [0x1B] = 1,
+    [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0x1F] = 1, ['"'] = 1,  ['\\'] = 1, [0xED] = 1,
+};
+
+/* Whether one of the eight bytes at p is special (a control, '"', '\\' or
+ * 0xED): each test sets a byte's high bit where it holds (a borrow may set
+ * more above one that does, which "any" does not mind). */
+static inline bool special8(const char *p) {
+  const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  uint64_t x;
+  memcpy(&x, p, 8);
+  uint64_t q = x ^ (ones * '"'), bs = x ^ (ones * '\\'), ed = x ^ (ones * 0xED);
+  uint64_t hit =
+      ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((bs - ones) & ~bs) | ((ed - ones) & ~ed);
+  return (hit & highs) != 0;
+}
+
 /* s[0, n) escaped as inside a JSON string. */
 static void put_escaped(rsc_text *b, const char *s, size_t n) {
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
+    /* eight bytes at a time while none is special */
+    while (i + 8 <= n && !special8(s + i)) {
+      i += 8;
+      run += 8;
+    }
+    if (i >= n) break;
     uint8_t c = (uint8_t)s[i];
+    if (!json_special[c]) { /* most bytes: part of the run written as is */
+      run++;
+      continue;
+    }
     const char *esc = NULL;
     char tmp[8];
     size_t skip = 0;

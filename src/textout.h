@@ -34,7 +34,17 @@ typedef struct rsc_text {
 bool rsc__text_to_writer(rsc_text *b, rsc_write_fn write, void *ctx);
 /* Hands the buffered text to the writer. */
 void rsc__text_flush(rsc_text *b);
-void rsc__text_put(rsc_text *b, const char *s, size_t n);
+void rsc__text_put_slow(rsc_text *b, const char *s, size_t n);
+/* Appends s[0..n): into a writer's piece when it has room (inline), else
+ * through rsc__text_put_slow. */
+static inline void rsc__text_put(rsc_text *b, const char *s, size_t n) {
+  if (b->write && !b->off && !b->status && n <= b->cap - b->len) {
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return;
+  }
+  rsc__text_put_slow(b, s, n);
+}
 static inline void rsc__text_puts(rsc_text *b, const char *s) { rsc__text_put(b, s, strlen(s)); }
 /* A JSON string as JSON.stringify writes it (ES2019): lone surrogates, kept
  * as WTF-8 inside, come out as lowercase \udxxx escapes. */

@@ -77,6 +77,24 @@ Test(values, json_and_escapes) {
   RT("0:null\n");
 }
 
+/* Each byte that needs an escape, at every offset of a string longer than
+ * the eight bytes the writer scans at once; integers and numbers around
+ * the exact integers' bounds. */
+Test(values, escapes_at_every_offset) {
+  static const char *escs[] = {"\\\"",    "\\\\",     "\\n",          "\\u0001", "\\u001f",
+                               "\\ud800", "\xc3\xbc", "\xed\x9f\xbf", "~"};
+  for (size_t k = 0; k < sizeof escs / sizeof *escs; k++) {
+    for (int at = 0; at < 20; at++) {
+      char in[128];
+      int n = snprintf(in, sizeof in, "0:\"%.*s%s%.*s\"\n", at, "abcdefghijklmnopqrstuvwxyz",
+                       escs[k], 19 - at, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+      round_trip(in, (size_t)n, 0);
+    }
+  }
+  RT("0:[0,-1,1,9007199254740991,-9007199254740991,9007199254740992,1e+21,123456789012345680000,"
+     "0.1,-2.5e-7]\n");
+}
+
 /* The value is written, not the row's text: JSON the server never writes
  * (spaces, escapes JSON.stringify does not make) comes out as it would. */
 Test(values, written_from_the_value) {
@@ -249,6 +267,42 @@ Test(api, reset_empties_the_log) {
   cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
   cr_assert_str_eq(out.p, "0:2\n");
   free(out.p);
+  rsc_decoder_free(d);
+}
+
+/* The encoder's tables are kept in the decoder between encodes: each
+ * encode starts from empty ones, also after a reset puts new values at the
+ * addresses of the old (a stale identity would write a path or a "$Q"). */
+static void encode_same(rsc_decoder *d, const char *want) {
+  buf out = {0};
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  cr_expect_str_eq(out.p ? out.p : "", want);
+  free(out.p);
+}
+
+Test(api, tables_kept_between_encodes) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  const char a[] = "1:[[\"k\",{\"v\":1}]]\n0:{\"m\":\"$Q1\",\"o\":{\"x\":[1]},\"p\":\"$0:o:x\","
+                   "\"s\":\"$2\"}\n2:\"shared\"\n";
+  const char b[] = "0:{\"m\":[[\"k\",{\"v\":1}]],\"o\":{\"x\":[1]},\"p\":[1],\"s\":\"shared\"}\n";
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_eq(rsc_decoder_feed(d, a, sizeof a - 1), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  for (int i = 0; i < 3; i++) encode_same(d, a);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, b, sizeof b - 1), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  for (int i = 0; i < 2; i++) encode_same(d, b);
+  /* a payload with more rows than the tables were sized for */
+  char big[8192];
+  size_t n = 0;
+  for (int i = 0; i < 300; i++) n += (size_t)sprintf(big + n, "%x:{\"i\":%d}\n", i, i);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, big, n), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  encode_same(d, big);
   rsc_decoder_free(d);
 }
 

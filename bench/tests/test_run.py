@@ -174,3 +174,46 @@ def test_compare_times_the_walk_floor_with_its_flag(tmp_path, monkeypatch):
     assert r["peak_per_byte"] == 100 / os.path.getsize(TINY)
     md = (out / "latest.md").read_text()
     assert "of floor + walk" in md and "peak / input" in md
+
+
+def test_compare_sets_the_encoder_beside_decode_and_react_server(tmp_path, monkeypatch):
+    """The writers' columns: `bench --encode` gives the encode and the decode
+    it timed beside it (fake: 3000 and 2000 ns), React's server is
+    serverbench.js under the react-server condition (fake: 9000 ns)."""
+    log = tmp_path / "args.log"
+    cli = tmp_path / "rscflight"
+    cli.write_text(FAKE_CLI.replace(
+        "path = sys.argv[-1]\n",
+        "path = sys.argv[-1]\nopen(%r, 'a').write('cli ' + ' '.join(sys.argv[1:]) + '\\n')\n"
+        "if '--encode' in sys.argv:\n"
+        "    print(json.dumps([{'file': path, 'bytes': os.path.getsize(path), 'encoded_bytes': 37,\n"
+        "                       'decode_median_ns': 2000.0, 'encode_median_ns': 3000.0}]))\n"
+        "    sys.exit(0)\n" % str(log)) % sys.executable)
+    cli.chmod(cli.stat().st_mode | stat.S_IXUSR)
+    node = tmp_path / "node"
+    node.write_text("""#!%s
+import json, os, sys
+open(%r, 'a').write('node ' + os.environ.get('NODE_ENV', '') + ' ' + ' '.join(sys.argv[1:]) + '\\n')
+path = sys.argv[-1]
+print(json.dumps({"file": path, "bytes": os.path.getsize(path), "client": "react-server",
+                  "median_ns": 9000, "mb_per_s": 0.1, "n": 5}))
+""" % (sys.executable, str(log)))
+    node.chmod(node.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(driver.Runner, "have_js", lambda self: True)
+    out = tmp_path / "out"
+    rc = driver.main(["--cli", str(cli), "--node", str(node), "--decoders", "rscflight,encode,react-server",
+                      "--rounds", "3", "--files", TINY, "--out-dir", str(out)])
+    assert rc == 0
+    calls = log.read_text().splitlines()
+    assert sum(c.startswith("cli ") and "--encode" in c for c in calls) == 3, calls
+    server = [c for c in calls if c.startswith("node ") and "--version" not in c]
+    assert len(server) == 3 and all(c.startswith("node production --conditions=react-server ") and
+                                    "serverbench.js" in c for c in server), server
+    with open(out / "latest.json") as f:
+        r = json.load(f)["results"][0]
+    assert r["median_ns"]["encode"] == 3000.0 and r["median_ns"]["react-server"] == 9000.0
+    assert r["ratios"]["encode_vs_decode"] == 1.5
+    assert r["ratios"]["encode_vs_react_server"] == 3.0
+    md = (out / "latest.md").read_text()
+    for col in ("encode vs decode", "React server", "encode vs React server"):
+        assert col in md, col
