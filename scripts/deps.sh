@@ -5,7 +5,7 @@
 set -euo pipefail
 want=(cmake make gcc g++ pkg-config libsimdjson-dev libutf8proc-dev libdouble-conversion-dev)
 if [ "${1:-build}" = test ]; then
-  want+=(libcriterion-dev python3 python3-cffi python3-pytest python3-dev clang clang-format libclang-rt-14-dev valgrind xz-utils)
+  want+=(libcriterion-dev python3 python3-cffi python3-pytest python3-pytest-xdist python3-dev clang clang-format libclang-rt-14-dev valgrind xz-utils)
 fi
 missing=()
 for p in "${want[@]}"; do

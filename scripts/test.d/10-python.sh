@@ -12,6 +12,10 @@ PY=/usr/bin/python3
 jobs=$(nproc)
 B=${RSC_PY_BUILD:-build}
 A=${RSC_PY_ASAN_BUILD:-build-pyasan}
+# One pytest worker per core when pytest-xdist is there (scripts/deps.sh test
+# installs it); the tests share no state between them.
+par=()
+"$PY" -c "import xdist" 2>/dev/null && par=(-n "$jobs")
 
 # The build may have been configured without the binding: turn it on.
 if ! grep -q '^RSC_BUILD_PYTHON:BOOL=ON' "$B/CMakeCache.txt" 2>/dev/null; then
@@ -20,7 +24,7 @@ fi
 cmake --build "$B" -j"$jobs" --target rscflight_python rscflight_python_files rscflight_cli
 PYTHONPATH="$B/python" "$PY" -c "import rscflight"
 RSCFLIGHT_BUILD_DIR="$B" PYTHONPATH="$B/python" \
-  "$PY" -m pytest -q -p no:cacheprovider python/tests
+  "$PY" -m pytest -q -p no:cacheprovider "${par[@]}" python/tests
 # The bench driver's arithmetic (medians of per-round ratios).
 "$PY" -m pytest -q -p no:cacheprovider bench/tests
 
@@ -36,5 +40,5 @@ if [ "${RSC_PY_ASAN:-1}" != 0 ]; then
   LD_PRELOAD="$asan_rt" PYTHONMALLOC=malloc \
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   RSCFLIGHT_BUILD_DIR="$A" PYTHONPATH="$A/python" \
-    "$PY" -m pytest -q -p no:cacheprovider python/tests
+    "$PY" -m pytest -q -p no:cacheprovider "${par[@]}" python/tests
 fi
