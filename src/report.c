@@ -1503,7 +1503,7 @@ static void out_bounds(out *o, const rsc__report *r) {
   for (uint32_t i = 0; i < r->nbounds; i++) {
     const rsc__rpt_node *n = &r->nodes[r->bounds[i].node];
     out_str(o, i ? ",[" : "[");
-    if (n->kind == RSC__RPT_ELEMENT) out_str(o, "\"<Suspense>\"");
+    if (n->kind == RSC__RPT_ELEMENT) out_json_str(o, "<Suspense>", 10, 0);
     else out_json_str(o, r->buf + n->off + 1, (size_t)n->size - 2, 0);
     out_str(o, ",");
     out_place(o, r, r->bounds[i].node);

@@ -356,6 +356,7 @@ static const char rsc__report_page_tail[] =
     "  });\n"
     "  if (D.boundaries.length > 40) lg += \"<span>… \" + (D.boundaries.length - 40) + \" more</span>\";\n"
     "  $(\"legend\").innerHTML = lg;\n"
+    "  document.body.dataset.readyMs = performance.now().toFixed(1);\n"
     "  document.body.dataset.ready = \"1\";\n"
     "})();\n"
     "</script>\n"
