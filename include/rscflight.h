@@ -623,9 +623,8 @@ RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
  * one: RSC_ERR_HTML (err: where the page failed), RSC_ERR_NOMEM,
  * RSC_ERR_USER (write returned non-zero), RSC_ERR_STATE (no write, or
  * input NULL with len > 0). */
-RSC_API rsc_status rsc_report_html(const char *input, size_t len, int page,
-                                   const rsc_options *opt, rsc_write_fn write, void *ctx,
-                                   rsc_error *err);
+RSC_API rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_options *opt,
+                                   rsc_write_fn write, void *ctx, rsc_error *err);
 
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);

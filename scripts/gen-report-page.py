@@ -34,6 +34,7 @@ with open(os.path.join(root, "src/report_page.h"), "w", encoding="utf-8") as f:
         " * scripts/gen-report-page.py; edit the page, then run the script. The page\n"
         " * before and after its data (rsc_report_html writes the JSON between). */\n"
         "#ifndef RSC_REPORT_PAGE_H\n#define RSC_REPORT_PAGE_H\n\n"
+        "// clang-format off\n"
         "static const char rsc__report_page_head[] =\n" + literal(head) + ";\n\n"
-        "static const char rsc__report_page_tail[] =\n" + literal(tail) + ";\n\n#endif\n"
+        "static const char rsc__report_page_tail[] =\n" + literal(tail) + ";\n// clang-format on\n\n#endif\n"
     )

@@ -343,8 +343,9 @@ static void describe_raw_type(rsc_decoder *d, const char *s, size_t n, type_desc
     const char *sym = symbol_name(s + 2, n - 2);
     out->kind = 'r';
     if (sym) snprintf(out->name, sizeof out->name, "%s", sym);
-    else snprintf(out->name, sizeof out->name, "Symbol(%.*s)", (int)(n - 2 < 100 ? n - 2 : 100),
-                  s + 2);
+    else
+      snprintf(out->name, sizeof out->name, "Symbol(%.*s)", (int)(n - 2 < 100 ? n - 2 : 100),
+               s + 2);
   } else if (n >= 1 && s[0] == '$' && (n == 1 || s[1] != '$')) {
     out->kind = 'o';
     copy_cut(out->name, sizeof out->name, s, n);
@@ -364,8 +365,8 @@ typedef struct build {
   smap comp_by_key; /* "kind\x1fname\x1fmodule" -> component index + 1  */
   char **comp_keys; /* owned copies of comp_by_key's keys               */
   uint32_t cap_keys;
-  smap strings;     /* string values -> dup index + 1                   */
-  smap subtrees;    /* container text -> dup index + 1                  */
+  smap strings;  /* string values -> dup index + 1                   */
+  smap subtrees; /* container text -> dup index + 1                  */
   rsc__rpt_dup *sdup, *tdup;
   size_t nsdup, cap_sdup, ntdup, cap_tdup;
   uint32_t *dup_of; /* node -> subtree dup index + 1                     */
@@ -430,7 +431,7 @@ static void note_dup(build *b, smap *m, rsc__rpt_dup **v, size_t *nv, size_t *ca
     return;
   }
   if (added) {
-    e->value = (uint32_t)++*nv;
+    e->value = (uint32_t)++ * nv;
     (*v)[*nv - 1] = (rsc__rpt_dup){off, len, 0, {0}, 0};
   }
   rsc__rpt_dup *dup = &(*v)[e->value - 1];
@@ -653,8 +654,8 @@ static int scan_rows(rsc__report *r) {
     w->off = p;
     w->settled_by = w->boundary = w->node = RSC__RPT_NONE;
     if (!scan_row(r->buf, r->len, w)) {
-      *w = (rsc__rpt_row){p, r->len - p, p, r->len - p, -1, TAG_CUT, RSC__RPT_NONE,
-                          RSC__RPT_NONE, RSC__RPT_NONE};
+      *w = (rsc__rpt_row){
+          p, r->len - p, p, r->len - p, -1, TAG_CUT, RSC__RPT_NONE, RSC__RPT_NONE, RSC__RPT_NONE};
       r->nrows++;
       return 1;
     }
@@ -709,8 +710,8 @@ static uint32_t chunk_name(build *b, int64_t id, const rsc__rpt_row *first) {
   } else if (first->tag == 0 && first->node != RSC__RPT_NONE) {
     const rsc__rpt_node *n = &r->nodes[first->node];
     const rsc__rpt_node *top = n->first != RSC__RPT_NONE ? &r->nodes[n->first] : NULL;
-    if (top && top->kind == RSC__RPT_ELEMENT) snprintf(buf + k, sizeof buf - (size_t)k, "<%s>",
-                                                       rsc__report_name(r, top->name));
+    if (top && top->kind == RSC__RPT_ELEMENT)
+      snprintf(buf + k, sizeof buf - (size_t)k, "<%s>", rsc__report_name(r, top->name));
     else if (top && top->kind == RSC__RPT_ARRAY)
       snprintf(buf + k, sizeof buf - (size_t)k, "[%u items]", top->nkids);
     else if (top && top->kind == RSC__RPT_OBJECT)
@@ -928,8 +929,7 @@ static void note_subtrees(build *b) {
   }
   for (uint32_t i = 0; i < r->nnodes && !r->nomem; i++) {
     const rsc__rpt_node *n = &r->nodes[i];
-    if ((n->kind == RSC__RPT_OBJECT || n->kind == RSC__RPT_ARRAY ||
-         n->kind == RSC__RPT_ELEMENT) &&
+    if ((n->kind == RSC__RPT_OBJECT || n->kind == RSC__RPT_ARRAY || n->kind == RSC__RPT_ELEMENT) &&
         n->size >= RPT_MIN_SUBTREE)
       note_dup(b, &b->subtrees, &b->tdup, &b->ntdup, &b->cap_tdup, n->off, n->size, i, 1);
   }
@@ -1236,7 +1236,8 @@ static void out_node_key(out *o, const rsc__report *r, const rsc__rpt_node *n) {
       out_str(o, hex);
     }
   } else if (n->parent == RSC__RPT_NONE || n->kind == RSC__RPT_ROW || n->kind == RSC__RPT_GROUP ||
-             r->nodes[n->parent].kind == RSC__RPT_CHUNK || r->nodes[n->parent].kind == RSC__RPT_ROW) {
+             r->nodes[n->parent].kind == RSC__RPT_CHUNK ||
+             r->nodes[n->parent].kind == RSC__RPT_ROW) {
     out_str(o, "null");
   } else if (n->key_len != RSC__RPT_NONE) {
     out_json_str(o, r->buf + n->key_off, n->key_len, RPT_NAME_CHARS);
@@ -1407,10 +1408,10 @@ static int out_tree(out *o, const rsc__report *r, const uint8_t *open) {
     }
     if (n->size > kids) {
       snprintf(buf, sizeof buf, ",\n[\"%s\",%llu,%lld,null,\"w\",0]",
-               n->kind == RSC__RPT_ROOT                                   ? "(unframed)"
+               n->kind == RSC__RPT_ROOT                               ? "(unframed)"
                : n->kind == RSC__RPT_CHUNK || n->kind == RSC__RPT_ROW ? "(row header)"
-               : n->kind == RSC__RPT_ELEMENT ? "(type, key, brackets)"
-                                             : "(keys, brackets, commas)",
+               : n->kind == RSC__RPT_ELEMENT                          ? "(type, key, brackets)"
+                                                                      : "(keys, brackets, commas)",
                (unsigned long long)(n->size - kids), me);
       out_str(o, buf);
       emitted++;
@@ -1535,7 +1536,8 @@ static void out_data(out *o, rsc__report *r, const uint8_t *open, const char *ti
   if (r->decode.code != RSC_OK) {
     out_fmt(o, ",\"error\":{\"code\":%llu", (unsigned long long)r->decode.code);
     out_fmt(o, ",\"offset\":%llu", r->decode.offset);
-    if (r->decode.row_id >= 0) out_fmt(o, ",\"row\":\"%llx\"", (unsigned long long)r->decode.row_id);
+    if (r->decode.row_id >= 0)
+      out_fmt(o, ",\"row\":\"%llx\"", (unsigned long long)r->decode.row_id);
     out_str(o, ",\"msg\":");
     const char *m = r->decode.msg ? r->decode.msg : "";
     out_json_str(o, m, strlen(m), 0);

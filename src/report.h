@@ -50,9 +50,9 @@ typedef struct rsc__rpt_node {
 typedef struct rsc__rpt_row {
   uint64_t off, len; /* the whole row, id to LF                            */
   uint64_t data, dlen;
-  int64_t id;  /* -1: a row without an id (H, N, W) or a cut-off rest    */
-  uint8_t tag; /* 0: model; 1: halt (empty); 2: cut off; else the tag   */
-  uint32_t node; /* its node: the chunk, or a ROW under it               */
+  int64_t id;          /* -1: a row without an id (H, N, W) or a cut-off rest    */
+  uint8_t tag;         /* 0: model; 1: halt (empty); 2: cut off; else the tag   */
+  uint32_t node;       /* its node: the chunk, or a ROW under it               */
   uint32_t settled_by; /* the reference ($L, $@) this row's chunk settles,
                           a node index; RSC__RPT_NONE: none              */
   uint32_t boundary;   /* index into boundaries; RSC__RPT_NONE: none     */

@@ -4,6 +4,7 @@
 #ifndef RSC_REPORT_PAGE_H
 #define RSC_REPORT_PAGE_H
 
+// clang-format off
 static const char rsc__report_page_head[] =
     "<!doctype html>\n"
     "<html lang=\"en\">\n"
@@ -362,5 +363,6 @@ static const char rsc__report_page_tail[] =
     "</script>\n"
     "</body>\n"
     "</html>\n";
+// clang-format on
 
 #endif

@@ -124,9 +124,10 @@ Test(report, values_span_their_json_text) {
 }
 
 Test(report, elements_by_component_and_module) {
-  static const char in[] = "1:I[\"app/Button.js\",[],\"Button\"]\n"
-                           "0:[\"$\",\"div\",null,{\"children\":[[\"$\",\"$L1\",null,{\"label\":\"a\"}],"
-                           "[\"$\",\"$L1\",null,{\"label\":\"b\"}]]}]\n";
+  static const char in[] =
+      "1:I[\"app/Button.js\",[],\"Button\"]\n"
+      "0:[\"$\",\"div\",null,{\"children\":[[\"$\",\"$L1\",null,{\"label\":\"a\"}],"
+      "[\"$\",\"$L1\",null,{\"label\":\"b\"}]]}]\n";
   rsc__report r = build(in, sizeof in - 1);
   cr_assert_eq(r.decode.code, RSC_OK);
   int seen = 0;
@@ -226,7 +227,8 @@ Test(report, large_payload_report_is_smaller) {
   sink s = {0};
   cr_assert_eq(rsc_report_html(buf, len, 0, NULL, sink_write, &s, NULL), RSC_OK);
   cr_assert_lt(s.len, len / 4, "report %zu bytes for %zu", s.len, len);
-  cr_assert(strstr(s.text, "small item") || strstr(s.text, " items\""), "small items folded or grouped");
+  cr_assert(strstr(s.text, "small item") || strstr(s.text, " items\""),
+            "small items folded or grouped");
   free(s.text);
   free(buf);
 }
@@ -239,7 +241,8 @@ Test(report, page_header_matches_template) {
   size_t h = strlen(rsc__report_page_head), t = strlen(rsc__report_page_tail);
   cr_assert_eq(len, h + strlen("<!--DATA-->\n") + t, "run scripts/gen-report-page.py");
   cr_assert_eq(memcmp(page, rsc__report_page_head, h), 0, "run scripts/gen-report-page.py");
-  cr_assert_eq(memcmp(page + len - t, rsc__report_page_tail, t), 0, "run scripts/gen-report-page.py");
+  cr_assert_eq(memcmp(page + len - t, rsc__report_page_tail, t), 0,
+               "run scripts/gen-report-page.py");
   free(page);
 }
 
