@@ -7,7 +7,7 @@
 // Prints one line per fixture: report bytes, and the times from navigation
 // to the page drawn by its script, to the load event and to first paint.
 import { execFileSync } from "node:child_process";
-import { statSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 
@@ -16,6 +16,7 @@ if (!cli || !outdir || !fixtures.length) {
   console.error("usage: node report-test.mjs CLI OUTDIR FIXTURE...");
   process.exit(2);
 }
+mkdirSync(outdir, { recursive: true });
 const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
 const failures = [];
 const fail = (what, msg) => failures.push(`${what}: ${msg}`);
@@ -114,12 +115,15 @@ try {
         (bigInfo.key && !tipText.includes("row " + bigInfo.key)))
       fail(name, `tooltip "${tipText}" lacks "${bigInfo.name}", "${bytesText}" or its row`);
 
-    // Click zooms into it; the first breadcrumb zooms back out.
+    // Click zooms into it (the time to draw the zoomed map is kept); the
+    // first breadcrumb zooms back out.
+    let zoomMs = -1;
     const zoomable = await page.$$eval("#map > .cell", (els) => els.findIndex((e) => e.querySelector(".cell")));
     if (zoomable >= 0) {
       const cellsNow = await page.$$("#map > .cell");
       const b2 = await cellsNow[zoomable].boundingBox();
       await page.mouse.click(b2.x + 3, b2.y + 3);
+      zoomMs = +(await page.$eval("#map", (m) => m.dataset.renderMs));
       const crumbs = await page.$$eval("#crumbs a", (a) => a.length);
       if (crumbs < 2) fail(name, "a click did not zoom in");
       await page.click("#crumbs a");
@@ -149,10 +153,10 @@ try {
     await page.close();
     const size = statSync(html).size;
     results.push({ fixture, input: statSync(fixture).size, report: size, ready_ms: timing.ready,
-      load_ms: timing.load, paint_ms: timing.paint });
+      load_ms: timing.load, paint_ms: timing.paint, zoom_ms: zoomMs });
     console.log(`${fixture}: ${statSync(fixture).size} bytes -> report ${size} bytes; ` +
       `drawn ${timing.ready.toFixed(0)} ms, load ${timing.load.toFixed(0)} ms, ` +
-      `first paint ${timing.paint.toFixed(0)} ms`);
+      `first paint ${timing.paint.toFixed(0)} ms; a zoom redraws in ${zoomMs.toFixed(0)} ms`);
   }
 } finally {
   await browser.close();
