@@ -768,7 +768,7 @@ static int build_tree(build *b) {
   if (!idx) return 0;
   for (size_t i = 0; i < r->nrows; i++) idx[i] = i;
   g_rows = r->rows;
-  qsort(idx, r->nrows, sizeof *idx, cmp_row_id);
+  if (r->nrows > 1) qsort(idx, r->nrows, sizeof *idx, cmp_row_id);
   uint32_t root = add_node(r, RSC__RPT_NONE, RSC__RPT_ROOT, 0);
   if (root == RSC__RPT_NONE) goto fail;
   r->nodes[root].size = r->len;
@@ -955,7 +955,7 @@ static void rank_dups(build *b) {
   size_t k = 0;
   for (size_t i = 0; i < b->nsdup; i++)
     if (b->sdup[i].count > 1) b->sdup[k++] = b->sdup[i];
-  qsort(b->sdup, k, sizeof *b->sdup, cmp_dup_str);
+  if (k > 1) qsort(b->sdup, k, sizeof *b->sdup, cmp_dup_str);
   r->strings = b->sdup;
   r->nstrings = k;
   b->sdup = NULL;
@@ -968,7 +968,7 @@ static void rank_dups(build *b) {
     if (pd && b->tdup[pd - 1].count >= d->count) continue;
     b->tdup[k++] = *d;
   }
-  qsort(b->tdup, k, sizeof *b->tdup, cmp_dup_tree);
+  if (k > 1) qsort(b->tdup, k, sizeof *b->tdup, cmp_dup_tree);
   r->subtrees = b->tdup;
   r->nsubtrees = k;
   b->tdup = NULL;
@@ -1446,7 +1446,7 @@ static int cmp_comp(const void *a, const void *b) {
 }
 
 static void out_components(out *o, rsc__report *r) {
-  qsort(r->comps, r->ncomps, sizeof *r->comps, cmp_comp);
+  if (r->ncomps > 1) qsort(r->comps, r->ncomps, sizeof *r->comps, cmp_comp);
   out_str(o, "[");
   size_t shown_n = 0;
   for (uint32_t i = 0; i < r->ncomps && shown_n < RPT_MAX_COMPS; i++) {
