@@ -603,6 +603,34 @@ RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, v
  * an error the text written so far is incomplete. */
 RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
 
+/* --- the byte report (src/report.c) ------------------------------------ */
+
+/* Writes one self-contained HTML page (styles, script and data inline; it
+ * loads nothing) that shows where the bytes of a payload go: a zoomable
+ * treemap of byte spans (rows by id, the values inside model rows, elements
+ * named by component or host tag, client modules by module name), element
+ * types by their bytes, repeated strings and subtrees (the same JSON text
+ * written more than once) with the bytes they cost and where they occur,
+ * and the rows in stream order with the Suspense boundary, lazy or promise
+ * each settles. input is a payload, or an HTML page whose inlined payload
+ * is reported against the page's own bytes: page 1 says it is one, 0 that
+ * it is not, -1 decides by whether it opens with '<' (after whitespace and
+ * a byte-order mark). opt (may be NULL) gives the decode's options; its
+ * hook is not called, and the measuring allocates with libc (memory about
+ * 80 bytes per JSON value of the payload, besides the decoder's). The page
+ * goes to write in pieces as rsc_dump_to does; it is bounded (about one
+ * value per 100 bytes of payload is drawn, 2000 to 20000 of them, and
+ * children under 0.1 % of their parent fold), so a payload of 10 MB gives
+ * a page under 1 MB.
+ * Returns RSC_OK when the page was written: then err (may be NULL) holds
+ * the decode's error, which the page shows too (a payload the decoder
+ * refuses is measured all the same). Otherwise no page, or an incomplete
+ * one: RSC_ERR_HTML (err: where the page failed), RSC_ERR_NOMEM,
+ * RSC_ERR_USER (write returned non-zero), RSC_ERR_STATE (no write, or
+ * input NULL with len > 0). */
+RSC_API rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_options *opt,
+                                   rsc_write_fn write, void *ctx, rsc_error *err);
+
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);
 

@@ -1,7 +1,7 @@
 /* test_cli.c - the rscflight CLI run as a user runs it: `tree` and `stats`
  * output compared byte for byte with golden files in tests/golden/, help
  * texts, exit statuses, colors, and every fixture through both commands
- * without a crash.
+ * without a crash; `report` writing its page to stdout or a file.
  *
  * Golden files are plain text (the --color=always one holds ANSI escapes).
  * After a deliberate change of the output, rewrite them with
@@ -991,4 +991,40 @@ Test(dump, a_write_error_is_reported) {
   cr_expect_eq(r.status, 1);
   cr_expect(strstr(r.out, "rscflight: stdout: ") != NULL, "%s", r.out);
   free(r.out);
+}
+
+Test(report, writes_a_page) {
+  run_result help = run("report --help");
+  cr_expect(help.status == 0 && strstr(help.out, "-o FILE"), "%s", help.out);
+  run_result top = run("help");
+  cr_expect(strstr(top.out, "  report [FILE|-]"), "%s", top.out);
+  run_result out = run_stdin("0:[\"$\",\"p\",null,{}]\\n", "report -");
+  cr_expect(out.status == 0 && strncmp(out.out, "<!doctype html>", 15) == 0, "%d", out.status);
+  cr_expect(strstr(out.out, "\"total\":20,"), "the payload's bytes");
+  char dir[] = "/tmp/rsc-report-XXXXXX", cmd[512];
+  cr_assert(mkdtemp(dir));
+  snprintf(cmd, sizeof cmd, "report '%s' -o '%s/r.html'", REACT_DIR "/prod/page-1k.rsc", dir);
+  run_result to_file = run(cmd);
+  cr_expect(to_file.status == 0 && to_file.len == 0);
+  snprintf(cmd, sizeof cmd, "%s/r.html", dir);
+  FILE *f = fopen(cmd, "rb");
+  cr_assert(f);
+  char head[16] = {0};
+  cr_expect(fread(head, 1, 15, f) == 15 && strcmp(head, "<!doctype html>") == 0);
+  fclose(f);
+  remove(cmd);
+  rmdir(dir);
+  run_result bad = run_stdin("0:1\\n", "report --bogus -");
+  cr_expect(bad.status == 2);
+  run_result nopayload = run_stdin("<html><body>none</body></html>", "report -");
+  cr_expect(nopayload.status == 1 && nopayload.len == 0);
+  run_result refused = run_stdin("zz:1\\n", "report -");
+  cr_expect(refused.status == 0 && strstr(refused.out, "\"error\":{\"code\":2"), "%s", refused.out);
+  free(help.out);
+  free(top.out);
+  free(out.out);
+  free(to_file.out);
+  free(bad.out);
+  free(nopayload.out);
+  free(refused.out);
 }

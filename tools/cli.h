@@ -45,12 +45,14 @@ int cli_parse_bundler(const char *name, rsc_bundler *out);
   "  --bundler NAME     whose server wrote the payload: webpack (default),\n"                      \
   "                     turbopack, parcel or rspack (the shape of its I rows)\n"
 
-/* tree.c and stats.c: the subcommands (argv excludes the command name) and
+/* tree.c, stats.c and report.c: the subcommands (argv excludes the command name) and
  * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */
 int cli_tree_main(int argc, char **argv);
 int cli_stats_main(int argc, char **argv);
+int cli_report_main(int argc, char **argv);
 void cli_tree_help(FILE *f);
 void cli_stats_help(FILE *f);
+void cli_report_help(FILE *f);
 
 /* What an element's type slot stands for. */
 typedef enum cli_type_kind {

@@ -13,14 +13,15 @@
  *                   [--chunk-size N] [--dev] [--allow-partial] [--lenient-ids]
  *                   [--temp-refs] [--bundler B] [--html] [--strict] [FILE|-]
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
+ *   rscflight report [--html] [-o report.html] [FILE|-]
  *   rscflight encode [--dev] [--bundler B] [--html] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
  * Every command that decodes reads stdin for - or no FILE, and reads an HTML
  * page as the payload it inlines (cli_read_payload): with --html, or by
- * itself when the input opens with '<'. tree and stats live in tree.c and
- * stats.c (see cli.h).
+ * itself when the input opens with '<'. tree, stats and report live in
+ * tree.c, stats.c and report.c (see cli.h).
  * Exit status: 0 success, 1 input refused (or I/O error, or with --strict a
  * stream that ended early), 2 usage error. */
 #define _POSIX_C_SOURCE 200809L
@@ -52,6 +53,8 @@ static void top_help(FILE *f) {
           "  tree [FILE|-]      print the element tree: tags, components, keys, props, lazies\n"
           "  stats [FILE|-]     where the bytes go: per row type, client module, component,\n"
           "                     largest chunks, repeated strings\n"
+          "  report [FILE|-]    the same as one self-contained HTML page: a zoomable\n"
+          "                     treemap, duplicates, the stream by boundary (-o FILE)\n"
           "  encode [FILE|-]    decode a Flight payload and write it back as Flight\n"
           "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
           "                     rsc-html-stream) to stdout\n"
@@ -62,7 +65,7 @@ static void top_help(FILE *f) {
           "  -h, --help         this help\n"
           "  --version          print the library version\n"
           "\n"
-          "dump, tree, stats and bench read stdin for - or no FILE, and an HTML page\n"
+          "dump, tree, stats, report and bench read stdin for - or no FILE, and an HTML page\n"
           "(one that opens with '<', or any input with --html) as the Flight payload\n"
           "it inlines.\n"
           "\n"
@@ -211,6 +214,7 @@ static int usage(FILE *f, int code) {
   else if (command && strcmp(command, "extract") == 0) extract_help(f);
   else if (command && strcmp(command, "tree") == 0) cli_tree_help(f);
   else if (command && strcmp(command, "stats") == 0) cli_stats_help(f);
+  else if (command && strcmp(command, "report") == 0) cli_report_help(f);
   else top_help(f);
   return code;
 }
@@ -1112,6 +1116,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 2, argv + 2);
   if (strcmp(cmd, "tree") == 0) return cli_tree_main(argc - 2, argv + 2);
   if (strcmp(cmd, "stats") == 0) return cli_stats_main(argc - 2, argv + 2);
+  if (strcmp(cmd, "report") == 0) return cli_report_main(argc - 2, argv + 2);
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
     printf("rscflight %s\n", rsc_version());
     return 0;

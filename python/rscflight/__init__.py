@@ -57,7 +57,7 @@ _n._set_types(dict(vars(_types), **TYPED_ARRAYS))
 __version__ = ffi.string(lib.rsc_version()).decode()
 DecodeError.CODE_NAMES.update(ffi.typeof("rsc_status").elements)
 
-__all__ = ["loads", "dumps", "Payload", "canonical_dump", "release_memory", "Decoder", "ffi", "lib", "__version__"] + list(_types.__all__)
+__all__ = ["loads", "dumps", "Payload", "canonical_dump", "report", "release_memory", "Decoder", "ffi", "lib", "__version__"] + list(_types.__all__)
 
 _LIMIT_NAMES = ("max_row_bytes", "max_total_bytes", "max_depth", "max_nodes", "max_chunks",
                 "max_path_hops")
@@ -188,6 +188,36 @@ def canonical_dump(data, *, dev=False, allow_partial=False, lenient_ids=False, t
     ``--bundler``). Raises DecodeError."""
     return _n._dump(data, _flags(dev, allow_partial, lenient_ids, temp_refs, False, drop_bom,
                                  lenient, bundler), _limits(limits), 0 if compact else 2)
+
+
+def report(data, *, html=None, dev=False, drop_bom=False, lenient=False, bundler="webpack"):
+    """The byte report of a payload (bytes-like, or str as UTF-8): one
+    self-contained HTML page, as a str, that shows where its bytes go (a
+    zoomable treemap, components, repeated strings and subtrees, the rows in
+    stream order by the boundary they settle): what ``rscflight report``
+    writes (``rsc_report_html``). html: True reads data as an HTML page and
+    reports the payload it inlines against the page's bytes, False as a
+    payload, None (the default) decides by whether it opens with '<'. A
+    payload the decoder refuses is reported all the same (the page says
+    where it failed); a page with no payload raises DecodeError."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    data = bytes(data)
+    opt = ffi.new("rsc_options *")
+    lib.rsc_options_init(opt)
+    opt.flags = _flags(dev, False, False, False, False, drop_bom, lenient, bundler) & ~(
+        3 << _BUNDLER_SHIFT)
+    opt.bundler = _BUNDLERS.index(bundler)
+    err = ffi.new("rsc_error *")
+    cb, out = _collect()
+    st = lib.rsc_report_html(data, len(data), -1 if html is None else int(bool(html)), opt, cb,
+                             ffi.NULL, err)
+    if st == lib.RSC_ERR_NOMEM:
+        raise MemoryError("rscflight.report: out of memory")
+    if st != lib.RSC_OK:
+        raise DecodeError(ffi.string(err.msg).decode() if err.msg != ffi.NULL else "report failed",
+                          err.offset, None if err.row_id < 0 else err.row_id, st)
+    return b"".join(out).decode("utf-8")
 
 
 # ---- writing Flight ------------------------------------------------------------
