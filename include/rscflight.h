@@ -603,6 +603,32 @@ RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, v
  * an error the text written so far is incomplete. */
 RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
 
+/* --- rewriting Flight (src/rewrite.c) ----------------------------------- */
+
+/* What to change: the rules (string values by exact match or prefix, a
+ * callback per string that sees its place, props dropped or replaced, hint
+ * URLs). Defined with the rules below. */
+typedef struct rsc_rewrite_options rsc_rewrite_options;
+/* A streaming rewriter: bytes in, in pieces split anywhere; rewritten rows
+ * out through write as each row completes. Rows no rule changes are copied
+ * as they came; changed rows are written again (T rows with their new byte
+ * length). Memory is bounded by the largest row. */
+typedef struct rsc_rewriter rsc_rewriter;
+
+/* A rewriter that writes to write(ctx, ...); NULL when memory ran out or
+ * opts is invalid. opts is copied; its strings must outlive the rewriter. */
+RSC_API rsc_rewriter *rsc_rewriter_new(const rsc_rewrite_options *opts, rsc_write_fn write,
+                                       void *ctx);
+/* Feeds the next len bytes of the payload. Returns RSC_OK or the error that
+ * stopped the rewriter (see rsc_rewriter_error); after an error every call
+ * returns it again. */
+RSC_API rsc_status rsc_rewriter_feed(rsc_rewriter *rw, const void *buf, size_t len);
+/* Ends the payload: writes what is left, or fails on a row cut short. */
+RSC_API rsc_status rsc_rewriter_finish(rsc_rewriter *rw);
+/* The error that stopped the rewriter (code RSC_OK when none). */
+RSC_API const rsc_error *rsc_rewriter_error(const rsc_rewriter *rw);
+RSC_API void rsc_rewriter_free(rsc_rewriter *rw);
+
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);
 
