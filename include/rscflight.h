@@ -629,6 +629,35 @@ RSC_API rsc_status rsc_rewriter_finish(rsc_rewriter *rw);
 RSC_API const rsc_error *rsc_rewriter_error(const rsc_rewriter *rw);
 RSC_API void rsc_rewriter_free(rsc_rewriter *rw);
 
+/* What rsc_rewrite_html did. */
+typedef struct rsc_html_rewrite_info {
+  rsc_html_flavor flavor;       /* the framework whose scripts were read      */
+  size_t rows, rows_changed;    /* rows in the payload; rows a rule changed   */
+  size_t pushes;                /* data pushes (text and base64) in the page  */
+  size_t pushes_changed;        /* pushes whose string literal was rewritten  */
+  size_t payload_in, payload_out; /* payload bytes before and after           */
+} rsc_html_rewrite_info;
+
+/* Rewrites the Flight payload a page inlines (as rsc_html_extract reads it)
+ * by opts, and writes the page again so that its own runtime reads the
+ * rewritten payload: every byte outside the pushes whose bytes changed is
+ * copied as it was; in those pushes only the string literal is written
+ * again, escaped as the framework escapes it (Next.js: JSON.stringify and
+ * htmlEscapeJsonString; rsc-html-stream: JSON.stringify and its escapeScript;
+ * base64 pushes as btoa writes them). A rewritten row goes whole into the
+ * push where it started; the later pushes it ran into keep what follows it;
+ * no script is added, dropped or merged. flavor as for rsc_html_extract.
+ * On success returns RSC_OK with *out (NUL-terminated; rsc_free) and
+ * *out_len, and fills info (may be NULL). Otherwise returns the error (*out
+ * NULL): RSC_ERR_HTML for the page (as rsc_html_extract), or a text push
+ * whose new bytes would not be UTF-8; the rewriter's error for the payload,
+ * with err's offset the page offset of the push holding the payload byte
+ * it names; RSC_ERR_NOMEM. err may be NULL. The whole page is in memory;
+ * the payload and the output are each held once. */
+RSC_API rsc_status rsc_rewrite_html(const char *html, size_t len, rsc_html_flavor flavor,
+                                    const rsc_rewrite_options *opts, char **out, size_t *out_len,
+                                    rsc_html_rewrite_info *info, rsc_error *err);
+
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);
 
