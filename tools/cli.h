@@ -49,6 +49,8 @@ int cli_parse_bundler(const char *name, rsc_bundler *out);
  * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */
 int cli_tree_main(int argc, char **argv);
 int cli_stats_main(int argc, char **argv);
+int cli_rewrite_main(int argc, char **argv); /* rewrite.c */
+void cli_rewrite_help(FILE *f);
 void cli_tree_help(FILE *f);
 void cli_stats_help(FILE *f);
 

@@ -14,6 +14,8 @@
  *                   [--temp-refs] [--bundler B] [--html] [--strict] [FILE|-]
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
  *   rscflight encode [--dev] [--bundler B] [--html] [FILE|-]
+ *   rscflight rewrite [--replace-prefix OLD NEW] [--replace OLD NEW] [--keys K,...]
+ *                   [--drop-prop KEY] [--set-prop KEY JSON] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
@@ -53,6 +55,8 @@ static void top_help(FILE *f) {
           "  stats [FILE|-]     where the bytes go: per row type, client module, component,\n"
           "                     largest chunks, repeated strings\n"
           "  encode [FILE|-]    decode a Flight payload and write it back as Flight\n"
+          "  rewrite [FILE|-]   change strings and props of a payload by rules (prefix,\n"
+          "                     exact, keys, dropped props); unchanged rows copied\n"
           "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
           "                     rsc-html-stream) to stdout\n"
           "  bench [FILE...|-]  time full decodes: bytes, median ns, MB/s, peak memory\n"
@@ -211,6 +215,7 @@ static int usage(FILE *f, int code) {
   else if (command && strcmp(command, "extract") == 0) extract_help(f);
   else if (command && strcmp(command, "tree") == 0) cli_tree_help(f);
   else if (command && strcmp(command, "stats") == 0) cli_stats_help(f);
+  else if (command && strcmp(command, "rewrite") == 0) cli_rewrite_help(f);
   else top_help(f);
   return code;
 }
@@ -1112,6 +1117,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "extract") == 0) return cmd_extract(argc - 2, argv + 2);
   if (strcmp(cmd, "tree") == 0) return cli_tree_main(argc - 2, argv + 2);
   if (strcmp(cmd, "stats") == 0) return cli_stats_main(argc - 2, argv + 2);
+  if (strcmp(cmd, "rewrite") == 0) return cli_rewrite_main(argc - 2, argv + 2);
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
     printf("rscflight %s\n", rsc_version());
     return 0;
