@@ -725,6 +725,7 @@ typedef struct rsc_html_rewrite_info {
   size_t pushes;                /* data pushes (text and base64) in the page  */
   size_t pushes_changed;        /* pushes whose string literal was rewritten  */
   size_t payload_in, payload_out; /* payload bytes before and after           */
+  rsc_rewrite_stats rewriter;   /* the rewriter's own figures                 */
 } rsc_html_rewrite_info;
 
 /* Rewrites the Flight payload a page inlines (as rsc_html_extract reads it)

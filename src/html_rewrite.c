@@ -161,7 +161,8 @@ static int on_row(void *ctx, uint64_t in_start, uint64_t in_end, const char *out
                   bool changed) {
   rsc_hr *h = ctx;
   if (h->err.code) return 1;
-  if (in_start < h->done || in_end < in_start || in_end > h->plen) {
+  if (in_end > h->plen && in_start <= h->plen) in_end = h->plen; /* a last row's newline */
+  if (in_start < h->done || in_end < in_start) {
     hr_fail(h, RSC_ERR_STATE, in_start, "rewriter reported rows out of order");
     return 1;
   }
@@ -407,4 +408,58 @@ done:
   rsc__heap_free(&h.al, pay);
   if (err) *err = h.err.code ? h.err : (rsc_error){.code = RSC_OK, .row_id = -1};
   return h.err.code;
+}
+
+/* ---- the public entry: rows from rewrite.c ------------------------------- */
+
+static int no_write(void *ctx, const char *buf, size_t len) {
+  (void)ctx;
+  (void)buf;
+  (void)len;
+  return 0; /* every row goes to the row hook */
+}
+
+typedef struct rsc_hr_real {
+  const rsc_rewrite_options *opts;
+  rsc_rewrite_stats stats;
+} rsc_hr_real;
+
+static rsc_status real_rows(void *ctx, const char *payload, size_t len, rsc__rewrite_row_fn fn,
+                            void *fn_ctx, rsc_error *err) {
+  rsc_hr_real *r = ctx;
+  rsc_rewriter *rw = rsc_rewriter_new(r->opts, no_write, NULL);
+  if (!rw) {
+    *err = (rsc_error){RSC_ERR_NOMEM, 0, -1, "out of memory, or invalid options"};
+    return RSC_ERR_NOMEM;
+  }
+  rsc__rewriter_set_row_fn(rw, fn, fn_ctx);
+  rsc_status st = rsc_rewriter_feed(rw, payload, len);
+  if (st == RSC_OK) st = rsc_rewriter_finish(rw);
+  *err = *rsc_rewriter_error(rw);
+  r->stats = *rsc_rewriter_stats(rw);
+  rsc_rewriter_free(rw);
+  return st;
+}
+
+rsc_status rsc_rewrite_html(const char *html, size_t len, rsc_html_flavor flavor,
+                            const rsc_rewrite_options *opts, char **out, size_t *out_len,
+                            rsc_html_rewrite_info *info, rsc_error *err) {
+  static const rsc_alloc libc = {0}; /* what rsc_free releases */
+  rsc_hr_real r = {opts, {0}};
+  char *buf = NULL;
+  size_t n = 0;
+  rsc_status st;
+  if (!opts) {
+    if (out) *out = NULL;
+    if (out_len) *out_len = 0;
+    if (info) memset(info, 0, sizeof *info);
+    if (err) *err = (rsc_error){RSC_ERR_STATE, 0, -1, "NULL options"};
+    return RSC_ERR_STATE;
+  }
+  st = rsc__html_rewrite(html, len, flavor, real_rows, &r, &libc, &buf, &n, info, err);
+  if (info) info->rewriter = r.stats;
+  if (out) *out = buf;
+  else rsc__heap_free(&libc, buf);
+  if (out_len) *out_len = n;
+  return st;
 }

@@ -1,6 +1,7 @@
 /* rewrite.c - `rscflight rewrite`: a Flight payload changed by rules
  * (rsc_rewriter, include/rscflight.h), streamed from FILE or stdin to
- * stdout; a one-line summary on stderr. */
+ * stdout, or an HTML page that inlines one rewritten whole
+ * (rsc_rewrite_html); a one-line summary on stderr. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,6 +28,12 @@ void cli_rewrite_help(FILE *f) {
              "  --set-prop KEY JSON       replace the value of members with this key\n"
              "  --no-hints                leave the URLs of H (hint) rows alone\n"
              "  --no-imports              leave the chunk lists of I rows alone\n"
+             "  --html                    the input is an HTML page (Next.js or\n"
+             "                            rsc-html-stream): its inlined payload is rewritten\n"
+             "                            and the page written again, the pushes whose bytes\n"
+             "                            changed escaped as the framework escapes them and\n"
+             "                            every other byte as it was (an input that opens\n"
+             "                            with '<' is read so without it)\n"
              "  --chunk-size N            feed the input in pieces of N bytes\n"
              "  -q, --quiet               no summary\n"
              "  -h, --help                this help\n"
@@ -62,6 +69,65 @@ static void *list_add(list *l) {
 static rsc_rewrite_str str(const char *s) {
   rsc_rewrite_str r = {s, strlen(s)};
   return r;
+}
+
+/* Grows *buf to hold at least need bytes. */
+static bool grow(char **buf, size_t *cap, size_t need) {
+  if (need <= *cap) return true;
+  size_t nc = *cap ? *cap : 1 << 16;
+  while (nc < need) nc *= 2;
+  char *p = realloc(*buf, nc);
+  if (!p) return false;
+  *buf = p;
+  *cap = nc;
+  return true;
+}
+
+/* Whether buf[0..len) holds a byte other than a UTF-8 byte-order mark and
+ * whitespace: enough to tell a page from a payload. */
+static bool page_or_payload(const char *buf, size_t len) {
+  size_t i = 0;
+  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
+  else if (len < 3 && memcmp(buf, "\xEF\xBB\xBF", len) == 0) return false;
+  while (i < len &&
+         (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\f'))
+    i++;
+  return i < len;
+}
+
+static const char *flavor_name(rsc_html_flavor f) {
+  return f == RSC_HTML_NEXT ? "next" : f == RSC_HTML_RSC_HTML_STREAM ? "rsc-html-stream" : "none";
+}
+
+/* An HTML page (the whole of it in page[0..len)): rewritten with
+ * rsc_rewrite_html and written to stdout. Returns the exit status. */
+static int rewrite_page(const char *file, const char *page, size_t len,
+                        const rsc_rewrite_options *o, bool quiet) {
+  char *out = NULL;
+  size_t out_len = 0;
+  rsc_html_rewrite_info info;
+  rsc_error err;
+  if (rsc_rewrite_html(page, len, RSC_HTML_AUTO, o, &out, &out_len, &info, &err) != RSC_OK) {
+    cli_report_error(file, &err);
+    return 1;
+  }
+  bool ok = fwrite(out, 1, out_len, stdout) == out_len && fflush(stdout) == 0;
+  rsc_free(out);
+  if (!ok) {
+    fprintf(stderr, "rscflight: %s: I/O error\n", file);
+    return 1;
+  }
+  const rsc_rewrite_stats *s = &info.rewriter;
+  if (!quiet)
+    fprintf(stderr,
+            "rscflight: rewrite: %s page: %llu rows, %llu changed, %llu strings changed, %llu "
+            "props dropped, %llu set, %zu of %zu pushes rewritten, payload %zu bytes in, %zu "
+            "out, page %zu bytes in, %zu out\n",
+            flavor_name(info.flavor), (unsigned long long)s->rows,
+            (unsigned long long)s->rows_changed, (unsigned long long)s->strings_changed,
+            (unsigned long long)s->props_dropped, (unsigned long long)s->props_set,
+            info.pushes_changed, info.pushes, info.payload_in, info.payload_out, len, out_len);
+  return 0;
 }
 
 int cli_rewrite_main(int argc, char **argv) {
@@ -127,35 +193,58 @@ int cli_rewrite_main(int argc, char **argv) {
   o.set_props = (const rsc_rewrite_rule *)set.items;
   o.set_props_count = set.n;
   int rc = 0;
-  if (html) {
-    /* (pages: the HTML stage) */
-    fprintf(stderr, "rscflight: rewrite: --html is not supported yet\n");
+  rsc_rewriter *rw = rsc_rewriter_new(&o, put_stdout, NULL);
+  if (!rw) {
+    fprintf(stderr, "rscflight: rewrite: out of memory or a --set-prop value that is not JSON\n");
     rc = 2;
-  } else {
-    rsc_rewriter *rw = rsc_rewriter_new(&o, put_stdout, NULL);
-    if (!rw) {
-      fprintf(stderr, "rscflight: rewrite: out of memory or a --set-prop value that is not JSON\n");
-      rc = 2;
-      goto out;
+    goto out;
+  }
+  FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+  if (!in) {
+    perror(file);
+    rsc_rewriter_free(rw);
+    rc = 1;
+    goto out;
+  }
+  size_t cap = chunk ? chunk : 1 << 16;
+  /* The input's start, read until it shows whether it is a page: a page is
+   * rewritten whole in memory, a payload streamed. */
+  char *buf = NULL;
+  size_t len = 0, bcap = 0, n;
+  bool ioerr = false, page;
+  rsc_status st = RSC_OK;
+  do {
+    if (!grow(&buf, &bcap, len + cap)) {
+      st = RSC_ERR_NOMEM;
+      break;
     }
-    FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
-    if (!in) {
-      perror(file);
-      rsc_rewriter_free(rw);
-      rc = 1;
-      goto out;
+    n = fread(buf + len, 1, cap, in);
+    len += n;
+  } while (n > 0 && !page_or_payload(buf, len));
+  page = st == RSC_OK && (html || cli_looks_like_page(buf, len));
+  if (page) {
+    while (st == RSC_OK && n > 0) {
+      if (!grow(&buf, &bcap, len + cap)) st = RSC_ERR_NOMEM;
+      else len += n = fread(buf + len, 1, cap, in);
     }
-    size_t cap = chunk ? chunk : 1 << 16;
-    char *buf = malloc(cap);
-    size_t n;
-    rsc_status st = buf ? RSC_OK : RSC_ERR_NOMEM;
+  } else if (st == RSC_OK && len) {
+    st = rsc_rewriter_feed(rw, buf, len);
+    len = 0;
     while (st == RSC_OK && (n = fread(buf, 1, cap, in)) > 0) st = rsc_rewriter_feed(rw, buf, n);
-    bool ioerr = ferror(in);
-    if (in != stdin) fclose(in);
-    free(buf);
-    if (st == RSC_OK && !ioerr) st = rsc_rewriter_finish(rw);
-    if (fflush(stdout) != 0) ioerr = true;
-    if (ioerr) {
+  }
+  ioerr = ferror(in);
+  if (in != stdin) fclose(in);
+  if (st == RSC_ERR_NOMEM && !rsc_rewriter_error(rw)->code) {
+    fprintf(stderr, "rscflight: %s: out of memory\n", file);
+    rc = 1;
+  } else if (ioerr) {
+    fprintf(stderr, "rscflight: %s: I/O error\n", file);
+    rc = 1;
+  } else if (page) {
+    rc = rewrite_page(file, buf, len, &o, quiet);
+  } else {
+    if (st == RSC_OK) st = rsc_rewriter_finish(rw);
+    if (fflush(stdout) != 0) {
       fprintf(stderr, "rscflight: %s: I/O error\n", file);
       rc = 1;
     } else if (st != RSC_OK) {
@@ -171,8 +260,9 @@ int cli_rewrite_main(int argc, char **argv) {
               (unsigned long long)s->strings_changed, (unsigned long long)s->props_dropped,
               (unsigned long long)s->props_set, (unsigned long long)s->bytes_in,
               (unsigned long long)s->bytes_out);
-    rsc_rewriter_free(rw);
   }
+  free(buf);
+  rsc_rewriter_free(rw);
 out:
   free(exact.items);
   free(prefix.items);

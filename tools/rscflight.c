@@ -15,7 +15,7 @@
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
  *   rscflight encode [--dev] [--bundler B] [--html] [FILE|-]
  *   rscflight rewrite [--replace-prefix OLD NEW] [--replace OLD NEW] [--keys K,...]
- *                   [--drop-prop KEY] [--set-prop KEY JSON] [FILE|-]
+ *                   [--drop-prop KEY] [--set-prop KEY JSON] [--html] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
@@ -263,10 +263,7 @@ char *cli_read_file(const char *path, size_t *len) {
   return read_all(path, len);
 }
 
-/* Whether the input is an HTML page: its first byte after whitespace and a
- * UTF-8 byte-order mark is '<'. A Flight payload opens with a row id (hex)
- * or a dev row (':'), never with markup. */
-static bool looks_like_page(const char *buf, size_t len) {
+bool cli_looks_like_page(const char *buf, size_t len) {
   size_t i = 0;
   if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
   while (i < len &&
@@ -281,7 +278,7 @@ char *cli_read_payload(const char *path, bool html, size_t *len) {
     fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     return NULL;
   }
-  if (!html && !looks_like_page(buf, *len)) return buf;
+  if (!html && !cli_looks_like_page(buf, *len)) return buf;
   size_t n;
   char *payload = html_payload(path, buf, *len, RSC_HTML_AUTO, &n);
   free(buf);
