@@ -720,12 +720,12 @@ RSC_API rsc_status rsc_rewrite(const void *buf, size_t len, const rsc_rewrite_op
 
 /* What rsc_rewrite_html did. */
 typedef struct rsc_html_rewrite_info {
-  rsc_html_flavor flavor;       /* the framework whose scripts were read      */
-  size_t rows, rows_changed;    /* rows in the payload; rows a rule changed   */
-  size_t pushes;                /* data pushes (text and base64) in the page  */
-  size_t pushes_changed;        /* pushes whose string literal was rewritten  */
+  rsc_html_flavor flavor;         /* the framework whose scripts were read      */
+  size_t rows, rows_changed;      /* rows in the payload; rows a rule changed   */
+  size_t pushes;                  /* data pushes (text and base64) in the page  */
+  size_t pushes_changed;          /* pushes whose string literal was rewritten  */
   size_t payload_in, payload_out; /* payload bytes before and after           */
-  rsc_rewrite_stats rewriter;   /* the rewriter's own figures                 */
+  rsc_rewrite_stats rewriter;     /* the rewriter's own figures                 */
 } rsc_html_rewrite_info;
 
 /* Rewrites the Flight payload a page inlines (as rsc_html_extract reads it)

@@ -240,11 +240,11 @@ static void expect_page(const char *html, const fake *f, const char *want) {
 /* ---------------------------------------------------------- unchanged */
 
 Test(unchanged, no_rule_matches_byte_identical) {
-  const char *html = "<!doctype html><p>x</p>" BOOT
-      NPUSH("'0:{\\\"a\\\":\\x22/_next/x\\\"}\\n'") "<script>var "
-                                                    "s='self.__next_f.push([1,\"x\"])'</"
-                                                    "script>" NPUSH(
-                                                        "\"1:\\u0022\\u003cb\\u003e\\u0022\\n\"");
+  const char *html = "<!doctype html><p>x</p>" BOOT NPUSH(
+      "'0:{\\\"a\\\":\\x22/_next/x\\\"}\\n'") "<script>var "
+                                              "s='self.__next_f.push([1,\"x\"])'</"
+                                              "script>" NPUSH(
+                                                  "\"1:\\u0022\\u003cb\\u003e\\u0022\\n\"");
   fake f = {.from = "nothing-here", .to = "y"};
   res r = rewrite(html, &f);
   cr_assert_eq(r.st, RSC_OK);
