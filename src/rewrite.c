@@ -53,6 +53,8 @@ struct rsc_rewriter {
   rsc_error err;
   rsc_rewrite_stats st;
   bool finished;
+  bool write_failed; /* write is not called again                      */
+  const rsc_row *cur_row;
   /* the feed under way */
   const uint8_t *feed;
   uint64_t feed_base;
@@ -124,8 +126,11 @@ static bool str_eq(const rsc_rewrite_str *a, const uint8_t *s, size_t n) {
 
 static bool out_write(rsc_rewriter *rw, const void *p, size_t n, uint64_t at, int64_t row) {
   if (!n) return true;
-  if (rw->write((void *)rw->wctx, (const char *)p, n) != 0)
+  if (rw->write_failed) return false;
+  if (rw->write((void *)rw->wctx, (const char *)p, n) != 0) {
+    rw->write_failed = true;
     return fail(rw, RSC_ERR_USER, at, row, "the writer stopped the rewrite");
+  }
   rw->st.bytes_out += n;
   return true;
 }
@@ -494,12 +499,14 @@ static bool make_place(rsc_rewriter *rw, const rsc_row *row, rsc_rewrite_place *
   return true;
 }
 
-/* Whether a key (raw bytes, maybe escaped) is s. */
+/* Whether a key (raw bytes, maybe escaped) is s; false with the error set
+ * when memory ran out decoding it. */
 static bool key_is(rsc_rewriter *rw, const step *st, const rsc_rewrite_str *s) {
   if (!st->key_esc) return str_eq(s, st->key, st->key_len);
   rbuf tmp = {0};
   bool r = false;
   if (decode_into(rw, &tmp, st->key, st->key_len)) r = str_eq(s, tmp.p, tmp.len);
+  else fail(rw, RSC_ERR_NOMEM, rw->cur_row->offset, rw->cur_row->id, "out of memory");
   rb_free(rw, &tmp);
   return r;
 }
@@ -543,7 +550,9 @@ static bool add_edit(rsc_rewriter *rw, const rsc_row *row, size_t from, size_t t
 /* A string value at [tok_start, s->i) (quotes included). */
 static bool string_value(scan *s, size_t start, size_t end, bool esc) {
   rsc_rewriter *rw = s->rw;
-  if (!eligible(s)) return true;
+  bool look = eligible(s);
+  if (rw->err.code) return false;
+  if (!look) return true;
   const uint8_t *v = s->p + start;
   size_t n = end - start;
   if (esc) {
@@ -574,9 +583,6 @@ static bool value(scan *s, bool quiet);
 
 static bool push(scan *s, const uint8_t *key, size_t key_len, bool esc, int64_t index) {
   rsc_rewriter *rw = s->rw;
-  if (rw->depth >= rw->o.max_depth)
-    return fail(rw, RSC_ERR_LIMIT, s->row->data_offset + s->base + s->i, s->row->id,
-                "JSON nesting deeper than the depth limit");
   if (!grow(rw, (void **)&rw->path, &rw->path_cap, sizeof *rw->path, rw->depth + 1))
     return fail(rw, RSC_ERR_NOMEM, s->row->offset, s->row->id, "out of memory");
   step *st = &rw->path[rw->depth++];
@@ -625,6 +631,7 @@ static bool object(scan *s, bool quiet) {
     if (!push(s, s->p + ks, ke - ks, kesc, -1)) return false;
     const rsc_rewrite_rule *set = NULL;
     int pr = props ? prop_rule(s, &rw->path[rw->depth - 1], &set) : 0;
+    if (rw->err.code) return false;
     if (pr != 1 && pending) { /* the comma after members dropped before it */
       if (!add_edit(rw, s->row, s->base + prev_end, s->base + key_tok, rw->rep.len)) return false;
       pending = false;
@@ -724,7 +731,11 @@ static bool literal(scan *s, const char *w, size_t len) {
 
 static bool value(scan *s, bool quiet) {
   if (s->i >= s->n) return syntax(s);
-  switch (s->p[s->i]) {
+  uint8_t c = s->p[s->i];
+  if ((c == '{' || c == '[') && s->rw->depth >= s->rw->o.max_depth)
+    return fail(s->rw, RSC_ERR_LIMIT, s->row->data_offset + s->base + s->i, s->row->id,
+                "JSON nesting deeper than the depth limit");
+  switch (c) {
   case '{': return object(s, quiet);
   case '[': return array(s, quiet);
   case '"': {
@@ -803,6 +814,7 @@ static bool text_row(rsc_rewriter *rw, const rsc_row *row) {
 
 static rsc_status on_row(void *ctx, const rsc_row *row) {
   rsc_rewriter *rw = (rsc_rewriter *)ctx;
+  rw->cur_row = row;
   if (row->tag == 'b') return stream_piece(rw, row) ? RSC_OK : rw->err.code;
   rw->st.rows++;
   int mode;
@@ -934,6 +946,13 @@ rsc_status rsc_rewriter_feed(rsc_rewriter *rw, const void *buf, size_t len) {
   rsc_status st = rsc__frame_feed(rw->frame, rw->feed, len, on_row, rw, &ferr);
   if (st != RSC_OK) {
     if (!rw->err.code) rw->err = ferr;
+    /* the rows before the one that failed are written (not when the
+     * writer is what failed) */
+    if (!rw->write_failed) {
+      rsc_error keep = rw->err;
+      flush_span(rw);
+      rw->err = keep;
+    }
     return rw->err.code;
   }
   rw->st.bytes_in += len;
@@ -949,7 +968,8 @@ rsc_status rsc_rewriter_finish(rsc_rewriter *rw) {
   rw->finished = true;
   rsc_frame *f = rw->frame;
   if (rsc__frame_in_row(f)) {
-    fail(rw, RSC_ERR_BAD_ROW, f->row_start, rsc__frame_row_id(f), "the payload ends inside a row");
+    fail(rw, RSC_ERR_BAD_ROW, f->row_start, f->state == ROW_ID && !f->id_digits ? -1 : f->row_id,
+         "the payload ends inside a row");
     return rw->err.code;
   }
   return RSC_OK;
