@@ -789,6 +789,27 @@ class Rewriter:
     def finish(self):
         return self._check(lib.rsc_rewriter_finish(self._rw))
 
+    def _rewrite_page(self, page):
+        """The page (bytes) with its inlined payload rewritten by this
+        rewriter's options (rsc_rewrite_html)."""
+        out = ffi.new("char **")
+        out_len = ffi.new("size_t *")
+        err = ffi.new("rsc_error *")
+        st = lib.rsc_rewrite_html(page, len(page), lib.RSC_HTML_AUTO, self._opts, out, out_len,
+                                  ffi.NULL, err)
+        if self._error is not None:
+            e, self._error = self._error, None
+            raise e
+        if st != lib.RSC_OK:
+            if st == lib.RSC_ERR_NOMEM:
+                raise MemoryError("rscflight.rewrite: out of memory")
+            raise DecodeError(ffi.string(err.msg).decode() if err.msg != ffi.NULL else "error",
+                              err.offset, None if err.row_id < 0 else err.row_id, err.code)
+        try:
+            return ffi.buffer(out[0], out_len[0])[:]
+        finally:
+            lib.rsc_free(out[0])
+
     @property
     def stats(self):
         """rows, rows_changed, strings_changed, props_dropped, props_set,
@@ -798,9 +819,20 @@ class Rewriter:
                                            "props_dropped", "props_set", "bytes_in", "bytes_out")}
 
 
+def _looks_like_page(data):
+    """Whether data is an HTML page: its first byte after whitespace and a
+    UTF-8 byte-order mark is '<' (as the CLI tells; a Flight payload opens
+    with a row id or ':', never with markup)."""
+    i = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    while i < len(data) and data[i] in b" \t\n\r\f":
+        i += 1
+    return data[i:i + 1] == b"<"
+
+
 def rewrite(data, replace=None, *, exact=None, keys=None, drop_props=None, set_props=None,
-            fn=None, hints=True, imports=True):
-    """A Flight payload (bytes) rewritten by rules, as bytes.
+            fn=None, hints=True, imports=True, html=None):
+    """A Flight payload (bytes) rewritten by rules, as bytes; or an HTML page
+    that inlines one, rewritten as a page.
 
     replace: {old_prefix: new_prefix} (the first that matches); exact:
     {old: new}, tried first; keys: only strings whose nearest object key is
@@ -813,10 +845,24 @@ def rewrite(data, replace=None, *, exact=None, keys=None, drop_props=None, set_p
     strings are references and never matched. Rows no rule changes come
     back byte for byte; T rows get their new length. Raises DecodeError
     (msg, offset, row) for bad input.
+
+    html: True for an HTML page (Next.js self.__next_f pushes or
+    rsc-html-stream __FLIGHT_DATA pushes), False for a payload, None (the
+    default) to tell by the data: a page opens with '<' (after whitespace
+    and a UTF-8 byte-order mark). A page comes back with its inlined payload
+    rewritten (rsc_rewrite_html): the pushes whose bytes changed have their
+    string literal written again, escaped as the framework escapes it, and
+    every other byte is as it was. DecodeError offsets are then offsets in
+    the page.
     """
     rw = Rewriter(replace, exact=exact, keys=keys, drop_props=drop_props, set_props=set_props,
                   fn=fn, hints=hints, imports=imports)
-    return rw.feed(data) + rw.finish()
+    data = _bytes(data, "data")
+    if html is None:
+        html = _looks_like_page(data)
+    if not html:
+        return rw.feed(data) + rw.finish()
+    return rw._rewrite_page(data)
 
 
 __all__ += ["rewrite", "Rewriter", "RewritePlace"]
