@@ -992,3 +992,61 @@ Test(dump, a_write_error_is_reported) {
   cr_expect(strstr(r.out, "rscflight: stdout: ") != NULL, "%s", r.out);
   free(r.out);
 }
+
+/* ---- rewrite --html ------------------------------------------------------ */
+
+/* A page (told by its leading '<', or --html) comes back with its payload
+ * rewritten: what extract reads from it is the payload rewritten alone. */
+Test(rewrite, html_page_reads_back_as_the_rewritten_payload) {
+  static const char *pages[] = {"next-turbopack-long.html", "next-webpack-binary.html",
+                                "rhs-rechunked.html"};
+  static const char *rules = "--replace-prefix /_next/ https://cdn.example/_next/ "
+                             "--replace-prefix rscflight '</script>rscflight' "
+                             "--replace-prefix mod/ '<!--mod/'";
+  for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' rewrite -q %s %s | '%s' extract - && echo ===; '%s' extract %s | "
+             "'%s' rewrite -q %s",
+             HTML_DIR, RSC_CLI, rules, pages[i], RSC_CLI, RSC_CLI, pages[i], RSC_CLI, rules);
+    run_result r = run_sh(cmd);
+    cr_assert_eq(r.status, 0, "%s", pages[i]);
+    char *sep = NULL; /* the payloads may hold NUL bytes */
+    for (size_t k = 0; !sep && k + 4 <= r.len; k++)
+      if (memcmp(r.out + k, "===\n", 4) == 0) sep = r.out + k;
+    cr_assert_not_null(sep, "%s: %s", pages[i], r.out);
+    size_t a = (size_t)(sep - r.out), b = r.len - a - 4;
+    cr_expect(a == b && memcmp(r.out, sep + 4, a) == 0, "%s: the page's payload differs", pages[i]);
+    cr_expect(a > 1000, "%s", pages[i]);
+    free(r.out);
+  }
+}
+
+Test(rewrite, html_summary_unchanged_page_and_errors) {
+  run_result r = run_in(HTML_DIR, "rewrite --replace-prefix /_next/ //cdn/_next/ --html "
+                                  "next-turbopack-home.html 2>&1 >/dev/null");
+  cr_expect_eq(r.status, 0);
+  cr_expect(strstr(r.out, "rscflight: rewrite: next page: 16 rows, 2 changed, 2 strings "
+                          "changed, 0 props dropped, 0 set, 1 of 1 pushes rewritten") == r.out,
+            "%s", r.out);
+  free(r.out);
+  /* nothing matches: the page byte for byte */
+  r = run_sh("cd '" HTML_DIR "' && '" RSC_CLI "' rewrite -q --replace-prefix /nowhere/ x "
+             "rhs-elements.html | cmp - rhs-elements.html && echo same");
+  cr_expect_eq(r.status, 0);
+  cr_expect_str_eq(r.out, "same\n");
+  free(r.out);
+  /* a payload given --html is no page; a page's bad row is reported at its push */
+  r = run_in(HTML_DIR, "rewrite --html rhs-elements.rsc 2>&1");
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.out, "rhs-elements.rsc: offset 0: no Flight payload found") != NULL, "%s",
+            r.out);
+  free(r.out);
+  r = run_sh("printf '<script>(self.__FLIGHT_DATA||=[]).push(\"0:[1]\\\\n\")</script>"
+             "<script>(self.__FLIGHT_DATA||=[]).push(\"1:{x}\\\\n\")</script>' | '" RSC_CLI
+             "' rewrite --replace-prefix a b - 2>&1");
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.out, "rscflight: -: offset 97, row 1: model row is not valid JSON"), "%s",
+            r.out);
+  free(r.out);
+}

@@ -511,3 +511,70 @@ Test(errors, allocation_failures_are_clean) {
   cr_assert_gt(at, 3);
   cr_assert_lt(at, 40);
 }
+
+/* ---------------------------------------------- the public entry */
+
+static int sink_write(void *ctx, const char *buf, size_t len) {
+  struct {
+    char *p;
+    size_t *n;
+  } *sk = ctx;
+  memcpy(sk->p + *sk->n, buf, len);
+  *sk->n += len;
+  return 0;
+}
+
+/* rsc_rewrite_html: the real rewriter's rows, libc memory, its stats. */
+Test(api, public_entry_with_the_rewriter) {
+  size_t hlen, plen, qlen, wlen = 0;
+  char *html = slurp(RSC_FIXTURES_DIR "/next-turbopack-suspense.html", &hlen);
+  cr_assert_not_null(html);
+  rsc_rewrite_rule rule = {{"/_next/", 7}, {"https://cdn.example/_next/", 26}};
+  rsc_rewrite_options o;
+  rsc_rewrite_options_init(&o);
+  o.prefix = &rule;
+  o.prefix_count = 1;
+  char *out = NULL, *p = NULL, *q = NULL;
+  size_t out_len = 0;
+  rsc_html_rewrite_info info;
+  rsc_error err;
+  cr_assert_eq(rsc_rewrite_html(html, hlen, RSC_HTML_AUTO, &o, &out, &out_len, &info, &err), RSC_OK,
+               "%s", err.msg);
+  cr_assert_eq(err.code, RSC_OK);
+  cr_assert_eq(info.flavor, RSC_HTML_NEXT);
+  cr_assert_gt(info.rewriter.strings_changed, 0);
+  cr_assert_eq(info.rewriter.rows_changed, info.rows_changed);
+  cr_assert_eq(info.rewriter.rows, info.rows);
+  cr_assert_gt(info.pushes_changed, 0);
+  cr_assert_lt(info.pushes_changed, info.pushes);
+  /* the page reads back as the payload rewritten on its own */
+  cr_assert_eq(rsc_html_extract(html, hlen, RSC_HTML_AUTO, &p, &plen, NULL, NULL), RSC_OK);
+  cr_assert_eq(rsc_html_extract(out, out_len, RSC_HTML_AUTO, &q, &qlen, NULL, NULL), RSC_OK);
+  char *want = malloc(plen * 2 + 1024);
+  struct sink {
+    char *p;
+    size_t *n;
+  } sk = {want, &wlen};
+  cr_assert_eq(rsc_rewrite(p, plen, &o, sink_write, &sk, NULL, NULL), RSC_OK);
+  cr_assert_eq(qlen, wlen);
+  cr_assert(memcmp(q, want, wlen) == 0);
+  cr_assert_eq(info.payload_out, qlen);
+  free(want);
+  rsc_free(p);
+  rsc_free(q);
+  rsc_free(out);
+  /* NULL options; NULL out (the page is released inside) */
+  cr_assert_eq(rsc_rewrite_html(html, hlen, RSC_HTML_AUTO, NULL, &out, &out_len, &info, &err),
+               RSC_ERR_STATE);
+  cr_assert_null(out);
+  cr_assert_eq(rsc_rewrite_html(html, hlen, RSC_HTML_AUTO, &o, NULL, &out_len, NULL, NULL), RSC_OK);
+  cr_assert_gt(out_len, hlen);
+  /* the rewriter's error, at the push holding the bad row */
+  const char *bad = BOOT NPUSH("\"0:[1]\\n\"") NPUSH("\"1:{x}\\n\"");
+  cr_assert_eq(rsc_rewrite_html(bad, strlen(bad), RSC_HTML_AUTO, &o, &out, &out_len, &info, &err),
+               RSC_ERR_BAD_ROW);
+  cr_assert_eq(err.offset, (uint64_t)(strstr(bad, "\"1:{") - bad));
+  cr_assert_eq(err.row_id, 1);
+  cr_assert_null(out);
+  free(html);
+}
