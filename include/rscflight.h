@@ -689,6 +689,7 @@ typedef struct rsc_rewrite_stats {
   uint64_t props_dropped;
   uint64_t props_set;
   uint64_t bytes_in, bytes_out;
+  uint64_t largest_row; /* the longest input row's bytes (id to newline)  */
 } rsc_rewrite_stats;
 
 /* A streaming rewriter: bytes in, in pieces split anywhere; rewritten rows

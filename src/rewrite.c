@@ -240,6 +240,7 @@ static bool stream_piece(rsc_rewriter *rw, const rsc_row *row) {
   if (row->partial) return true;
   rw->b_open = false;
   rw->st.rows++;
+  if (in_end - rw->b_start > rw->st.largest_row) rw->st.largest_row = in_end - rw->b_start;
   if (rw->row_fn) {
     rsc_row whole = *row;
     whole.offset = rw->b_start;
@@ -817,6 +818,8 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   rw->cur_row = row;
   if (row->tag == 'b') return stream_piece(rw, row) ? RSC_OK : rw->err.code;
   rw->st.rows++;
+  uint64_t size = row->data_offset + row->len + is_newline_row(row->tag) - row->offset;
+  if (size > rw->st.largest_row) rw->st.largest_row = size;
   int mode;
   size_t base = 0;
   switch (row->tag) {
