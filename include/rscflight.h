@@ -743,8 +743,9 @@ typedef struct rsc_html_rewrite_info {
  * NULL): RSC_ERR_HTML for the page (as rsc_html_extract), or a text push
  * whose new bytes would not be UTF-8; the rewriter's error for the payload,
  * with err's offset the page offset of the push holding the payload byte
- * it names; RSC_ERR_NOMEM. err may be NULL. The whole page is in memory;
- * the payload and the output are each held once. */
+ * it names; RSC_ERR_NOMEM; RSC_ERR_STATE for NULL opts. err may be NULL.
+ * Not streaming: the page, its
+ * payload, the rewritten payload and the new page are in memory at once. */
 RSC_API rsc_status rsc_rewrite_html(const char *html, size_t len, rsc_html_flavor flavor,
                                     const rsc_rewrite_options *opts, char **out, size_t *out_len,
                                     rsc_html_rewrite_info *info, rsc_error *err);
