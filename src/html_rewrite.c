@@ -114,6 +114,14 @@ static bool q_put(rsc_hr *h, const void *s, size_t k) {
   return ok;
 }
 
+static bool q_reserve(rsc_hr *h, size_t extra) {
+  rsc_hr_buf b = {h->q, h->qlen, h->qcap};
+  bool ok = buf_reserve(&h->al, &b, extra);
+  h->q = b.p;
+  h->qcap = b.cap;
+  return ok;
+}
+
 /* Moves the bytes being written on to segment i (>= cur): the segments in
  * between end here. */
 static void advance_to(rsc_hr *h, size_t i) {
@@ -343,6 +351,10 @@ rsc_status rsc__html_rewrite(const char *html, size_t len, rsc_html_flavor flavo
     goto done;
   }
   h.qb[0] = 0;
+  if (!q_reserve(&h, h.plen + h.plen / 8)) { /* the rewritten payload, grown rarely */
+    hr_fail(&h, RSC_ERR_NOMEM, 0, "out of memory");
+    goto done;
+  }
 
   rsc_error rerr = {0};
   st = rows(rows_ctx, pay, h.plen, on_row, &h, &rerr);
