@@ -950,6 +950,13 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
       return copy_row(rw, row) ? RSC_OK : rw->err.code;
     mode = MODE_MODEL;
     break;
+  case 'C': /* a stream's close: its return value is a model value */
+    if (row->len == 0) return copy_row(rw, row) ? RSC_OK : rw->err.code;
+    if (!rw->o.exact_count && !rw->o.prefix_count && !rw->o.fn && !rw->o.drop_props_count &&
+        !rw->o.set_props_count)
+      return copy_row(rw, row) ? RSC_OK : rw->err.code;
+    mode = MODE_MODEL;
+    break;
   case 'T': return text_row(rw, row) ? RSC_OK : rw->err.code;
   case 'H':
     if ((rw->o.flags & RSC_REWRITE_NO_HINTS) || row->len == 0)

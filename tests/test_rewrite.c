@@ -351,6 +351,10 @@ Test(rewrite, hint_and_import_rows) {
             "3:I[\"i\",\"/_next/n\",[\"https://cdn/_next/b.js\"]]\n");
   expect_rw(&o, "3:I{\"id\":\"/_next/i\",\"chunks\":[\"/_next/b.js\"]}\n",
             "3:I{\"id\":\"/_next/i\",\"chunks\":[\"https://cdn/_next/b.js\"]}\n");
+  /* a stream's close row carries a model value; other rows are copied */
+  expect_rw(&o, "4:x\n5:\"/_next/i\"\n4:C\"/_next/r\"\n4:C\n6:E{\"message\":\"/_next/e\"}\n",
+            "4:x\n5:\"https://cdn/_next/i\"\n4:C\"https://cdn/_next/r\"\n4:C\n"
+            "6:E{\"message\":\"/_next/e\"}\n");
   o.flags = RSC_REWRITE_NO_HINTS | RSC_REWRITE_NO_IMPORTS;
   expect_rw(&o, ":HL[\"/_next/a.css\"]\n3:I[1,[\"/_next/c.js\"],\"\"]\n",
             ":HL[\"/_next/a.css\"]\n3:I[1,[\"/_next/c.js\"],\"\"]\n");
