@@ -929,8 +929,8 @@ static bool text_row(rsc_rewriter *rw, const rsc_row *row) {
   rsc__text_put(tx, (const char *)h, t + 2);
   rsc__text_put(tx, hex + 17 - hn, hn);
   rsc__text_put(tx, ",", 1);
-  rsc__text_put(tx, (const char *)nv.a, nv.an);
-  rsc__text_put(tx, (const char *)nv.b, nv.bn);
+  if (nv.an) rsc__text_put(tx, (const char *)nv.a, nv.an);
+  if (nv.bn) rsc__text_put(tx, (const char *)nv.b, nv.bn);
   return end_changed(rw, row, row->data_offset + row->len);
 }
 
