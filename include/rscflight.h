@@ -654,12 +654,16 @@ enum {
  * keys never), the text of T rows, the URL of H rows (the hint's string,
  * or the first item of its array) and the strings in the chunk list of I
  * rows (webpack/turbopack [id, chunks, name]; Parcel [id, name, bundles];
- * React 18's {"chunks": [...]}). The keys filter applies to model rows:
- * only strings whose nearest object key is in the set (so never a T row
- * or a row whose whole value is a string); H and I URLs ignore it. For
- * each string: the first exact rule that matches, else the first prefix
- * rule, then fn. drop_props and set_props act on object members of model
- * rows by key (the first wins); what lies under them is not rewritten. */
+ * React 18's {"chunks": [...]}); a stream's C row is a model row. Other
+ * rows (E, debug rows, binary rows) are copied. The keys filter applies
+ * to model rows: only strings whose nearest object key is in the set (so
+ * never a T row or a row whose whole value is a string); H and I URLs
+ * ignore it. For each string: the first exact rule that matches, else the
+ * first prefix rule, then fn. drop_props and set_props act on object
+ * members of model rows by key (the first wins); what lies under them is
+ * not rewritten. A changed string is written as JSON.stringify writes it,
+ * and the rest of its row as it came: for rows React's server wrote, the
+ * row JSON.stringify writes for the changed value. */
 struct rsc_rewrite_options {
   const rsc_rewrite_rule *exact;
   size_t exact_count;
@@ -695,7 +699,12 @@ typedef struct rsc_rewrite_stats {
 /* A streaming rewriter: bytes in, in pieces split anywhere; rewritten rows
  * out through write as each row completes. Rows no rule changes are copied
  * as they came; changed rows are written again (T rows with their new byte
- * length). Memory is bounded by the largest row. */
+ * length). Memory is bounded by the largest row: the framer's buffer for
+ * a row split across feeds, plus a constant (a changed row is written in
+ * pieces of 16 KiB as it is made). Errors (a row that is not JSON, a row
+ * cut at finish, framing errors, limits) give the code, the byte offset,
+ * the row id and a message; the rows before the failing one are written,
+ * nothing after it. */
 typedef struct rsc_rewriter rsc_rewriter;
 
 /* A rewriter that writes to write(ctx, ...); NULL when memory ran out or

@@ -13,6 +13,9 @@
  * strings are told apart by their first bytes only. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
 
 #include "arena.h"
 #include "frame.h"
@@ -22,16 +25,21 @@
 
 #define DEFAULT_MAX_ROW (256ull << 20)
 #define DEFAULT_MAX_DEPTH 5000
+#define OUT_PIECE 16384 /* changed rows go to the writer in pieces this big */
 
 typedef struct rbuf {
   uint8_t *p;
   size_t len, cap;
 } rbuf;
 
+/* A change of a row's data[from..to): a string written again (aux: where
+ * the callback's answer is in rep), a member or comma cut, a value set
+ * (aux: the set_props rule). */
+enum { EDIT_STRING, EDIT_CUT, EDIT_SET };
 typedef struct edit {
-  size_t from, to;         /* the span of the row's data replaced          */
-  size_t rep_off, rep_len; /* by rep[rep_off..+rep_len)                    */
-} edit;
+  size_t from, to, aux;
+  int kind;
+} edit_rec;
 
 typedef struct step {
   const uint8_t *key; /* raw key bytes in the row (NULL: an index)        */
@@ -66,19 +74,22 @@ struct rsc_rewriter {
   /* a byte stream row ('b') being read */
   bool b_open;
   uint64_t b_start;
-  rbuf out;  /* a row written again, or assembled for row_fn        */
-  rbuf rep;  /* replacement bytes of the row's edits                  */
-  rbuf sdec; /* a string's value, decoded                             */
-  rbuf sval; /* a string's value after the rules                      */
-  rbuf kdec; /* keys decoded for the callback's place                 */
-  edit *edits;
-  size_t n_edits, edits_cap;
+  rbuf out;           /* a row written again, or assembled for row_fn        */
+  rbuf rep;           /* replacement bytes of the row's edits                  */
+  rbuf sdec;          /* a string's value, decoded                             */
+  rbuf sval;          /* a string's value after the rules                      */
+  rbuf kdec;          /* keys decoded for the callback's place                 */
+  size_t n_edits;     /* changes the first scan of a row found            */
+  struct edit *edits; /* where they are, while they take little room */
+  size_t edits_cap;
+  bool edits_ok; /* every change of the row is in edits                  */
+  bool replay;   /* the second scan: the callback's answers from rep   */
+  size_t rep_at;
   step *path;
   size_t depth, path_cap;
   rsc_rewrite_step *pub;
   size_t pub_cap;
-  rsc_text tx; /* JSON strings, through text_sink into rep            */
-  char piece[256];
+  rsc_text tx; /* changed rows, through out_sink                       */
 };
 
 /* --- small helpers --------------------------------------------------------- */
@@ -251,25 +262,40 @@ static bool stream_piece(rsc_rewriter *rw, const rsc_row *row) {
 
 /* --- the rules ------------------------------------------------------------- */
 
-static int text_sink(void *ctx, const char *buf, size_t len) {
+/* The output of changed rows goes through rw->tx: into rw->out for the
+ * row hook, else to the writer in pieces of the tx buffer's size. */
+static int out_sink(void *ctx, const char *buf, size_t len) {
   rsc_rewriter *rw = (rsc_rewriter *)ctx;
-  return rb_put(rw, &rw->rep, buf, len) ? 0 : 1;
+  const rsc_row *row = rw->cur_row;
+  if (rw->row_fn) {
+    if (rb_put(rw, &rw->out, buf, len)) return 0;
+    fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
+    return 1;
+  }
+  return out_write(rw, buf, len, row->offset, row->id) ? 0 : 1;
 }
 
 /* The place of the string being looked at, for the callback. */
 static bool make_place(rsc_rewriter *rw, const rsc_row *row, rsc_rewrite_place *pl);
 
-/* Applies the rules to the value v[0..n). Returns 1 and the new value in
- * rw->sval when it changes, 0 when not, -1 on an error. */
-static int apply_rules(rsc_rewriter *rw, const rsc_row *row, const uint8_t *v, size_t n) {
+/* A new string value: a[0..an) then b[0..bn). */
+typedef struct newval {
+  const uint8_t *a, *b;
+  size_t an, bn;
+} newval;
+
+/* Applies the rules to the value v[0..n): 1 and the new value in *nv when
+ * it changes, 0 when not, -1 on an error. A changed JSON row is scanned
+ * twice (to know that it changes, then to write it): the callback runs in
+ * the first scan only, its answers kept in rep and replayed in the second. */
+static int apply_rules(rsc_rewriter *rw, const rsc_row *row, const uint8_t *v, size_t n,
+                       newval *nv) {
   const rsc_rewrite_options *o = &rw->o;
-  const uint8_t *cur = v;
-  size_t cur_n = n;
+  newval r = {NULL, NULL, 0, 0};
   bool changed = false;
-  rw->sval.len = 0;
   for (size_t i = 0; i < o->exact_count; i++)
     if (str_eq(&o->exact[i].from, v, n)) {
-      if (!rb_put(rw, &rw->sval, o->exact[i].to.p, o->exact[i].to.len)) goto nomem;
+      r.a = (const uint8_t *)o->exact[i].to.p, r.an = o->exact[i].to.len;
       changed = true;
       break;
     }
@@ -277,40 +303,55 @@ static int apply_rules(rsc_rewriter *rw, const rsc_row *row, const uint8_t *v, s
     for (size_t i = 0; i < o->prefix_count; i++) {
       const rsc_rewrite_str *f = &o->prefix[i].from;
       if (f->len <= n && (f->len == 0 || memcmp(f->p, v, f->len) == 0)) {
-        if (!rb_put(rw, &rw->sval, o->prefix[i].to.p, o->prefix[i].to.len) ||
-            !rb_put(rw, &rw->sval, v + f->len, n - f->len))
-          goto nomem;
+        r.a = (const uint8_t *)o->prefix[i].to.p, r.an = o->prefix[i].to.len;
+        r.b = v + f->len, r.bn = n - f->len;
         changed = true;
         break;
       }
     }
-  if (changed) cur = rw->sval.p ? rw->sval.p : (const uint8_t *)"", cur_n = rw->sval.len;
-  if (o->fn) {
+  if (o->fn && rw->replay) {
+    uint8_t tag = rw->rep.p[rw->rep_at++];
+    if (tag) {
+      size_t len;
+      memcpy(&len, rw->rep.p + rw->rep_at, sizeof len);
+      r.a = rw->rep.p + rw->rep_at + sizeof len, r.an = len;
+      r.b = NULL, r.bn = 0;
+      rw->rep_at += sizeof len + len;
+      changed = true;
+    }
+  } else if (o->fn) {
+    const uint8_t *cur = v;
+    size_t cur_n = n;
+    if (changed) {
+      rw->sval.len = 0;
+      if (!rb_put(rw, &rw->sval, r.a, r.an) || !rb_put(rw, &rw->sval, r.b, r.bn)) goto nomem;
+      cur = rw->sval.p ? rw->sval.p : (const uint8_t *)"", cur_n = rw->sval.len;
+    }
     rsc_rewrite_place pl;
     if (!make_place(rw, row, &pl)) return -1;
     const char *out = NULL;
     size_t out_n = 0;
-    int r = o->fn(o->fn_ctx, &pl, (const char *)cur, cur_n, &out, &out_n);
-    if (r == 1) {
-      /* out may point into sval itself: go through a copy */
-      rbuf keep = rw->sval;
-      memset(&rw->sval, 0, sizeof rw->sval);
-      bool ok = rb_put(rw, &rw->sval, out, out_n);
-      rb_free(rw, &keep);
-      if (!ok) goto nomem;
-      changed = true;
-      cur = rw->sval.p ? rw->sval.p : (const uint8_t *)"";
-      cur_n = rw->sval.len;
-    } else if (r != 0) {
+    int k = o->fn(o->fn_ctx, &pl, (const char *)cur, cur_n, &out, &out_n);
+    if (k != 0 && k != 1) {
       fail(rw, RSC_ERR_USER, row->offset, row->id, "the string callback stopped the rewrite");
       return -1;
     }
+    uint8_t tag = (uint8_t)k;
+    size_t at = rw->rep.len;
+    if (!rb_put(rw, &rw->rep, &tag, 1)) goto nomem;
+    if (k == 1) {
+      if (!rb_put(rw, &rw->rep, &out_n, sizeof out_n) || !rb_put(rw, &rw->rep, out, out_n))
+        goto nomem;
+      r.a = rw->rep.p + at + 1 + sizeof out_n, r.an = out_n;
+      r.b = NULL, r.bn = 0;
+      changed = true;
+    }
   }
-  if (!changed || (cur_n == n && (n == 0 || memcmp(cur, v, n) == 0))) return 0;
-  if (cur != rw->sval.p) {
-    rw->sval.len = 0;
-    if (!rb_put(rw, &rw->sval, cur, cur_n)) goto nomem;
-  }
+  if (!changed) return 0;
+  if (r.an + r.bn == n && (r.an == 0 || memcmp(r.a, v, r.an) == 0) &&
+      (r.bn == 0 || memcmp(r.b, v + r.an, r.bn) == 0))
+    return 0;
+  *nv = r;
   return 1;
 nomem:
   fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
@@ -328,6 +369,8 @@ typedef struct scan {
   int mode;
   bool dollar;      /* "$" strings are Flight's forms ("$$": a "$" string) */
   bool parcel;      /* an I row's metadata is Parcel's (item 1 a string)   */
+  bool emit;        /* the second scan: writes the row as it goes        */
+  size_t at;        /* (emit) the row's data written up to here          */
   const char *what; /* "model row", ... for error messages           */
 } scan;
 
@@ -354,6 +397,29 @@ static int hexval(uint8_t c) {
   return -1;
 }
 
+/* The first byte at or after i that ends a run of plain string bytes: a
+ * '"', a '\\' or a control (n when none). */
+#if defined(__SSE2__)
+static inline size_t plain_run(const uint8_t *p, size_t i, size_t n) {
+  const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+  while (i + 16 <= n) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+                             _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask) return i + (size_t)__builtin_ctz(mask);
+    i += 16;
+  }
+  while (i < n && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20) i++;
+  return i;
+}
+#else
+static inline size_t plain_run(const uint8_t *p, size_t i, size_t n) {
+  while (i < n && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20) i++;
+  return i;
+}
+#endif
+
 /* The string token at s->i ('"'): its content's span and whether it holds
  * escapes; s->i ends past the closing quote. */
 static bool string_token(scan *s, size_t *start, size_t *end, bool *esc) {
@@ -362,7 +428,7 @@ static bool string_token(scan *s, size_t *start, size_t *end, bool *esc) {
   *start = i;
   *esc = false;
   for (;;) {
-    while (i < n && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20) i++;
+    i = plain_run(p, i, n);
     if (i >= n) {
       s->i = n;
       return syntax(s);
@@ -537,18 +603,33 @@ static bool eligible(scan *s) {
   return false;
 }
 
-static bool add_edit(rsc_rewriter *rw, const rsc_row *row, size_t from, size_t to, size_t rep_off) {
-  if (!grow(rw, (void **)&rw->edits, &rw->edits_cap, sizeof *rw->edits, rw->n_edits + 1))
-    return fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
-  edit *e = &rw->edits[rw->n_edits++];
-  e->from = from;
-  e->to = to;
-  e->rep_off = rep_off;
-  e->rep_len = rw->rep.len - rep_off;
+/* A change of the row's data[from..to) (what replaces it is written next,
+ * by the caller): counted in the first scan, written in the second. */
+static bool edit(scan *s, size_t from, size_t to, int kind, size_t aux) {
+  rsc_rewriter *rw = s->rw;
+  if (!s->emit) {
+    rw->n_edits++;
+    /* kept while they take at most an eighth of the row's size (a row of
+     * tiny changed strings is scanned again instead) */
+    if (rw->edits_ok) {
+      if (rw->n_edits * sizeof(edit_rec) > s->row->len / 8 + 4096 ||
+          !grow(rw, (void **)&rw->edits, &rw->edits_cap, sizeof(edit_rec), rw->n_edits)) {
+        rw->edits_ok = false;
+        return true;
+      }
+      edit_rec *e = &rw->edits[rw->n_edits - 1];
+      *e = (edit_rec){from, to, aux, kind};
+    }
+    return true;
+  }
+  rsc__text_put(&rw->tx, (const char *)s->row->data + s->at, from - s->at);
+  s->at = to;
   return true;
 }
 
-/* A string value at [tok_start, s->i) (quotes included). */
+static void put_string(rsc_rewriter *rw, bool dollar, const newval *nv);
+
+/* A string value: its content is p[start..end), escapes in it or not. */
 static bool string_value(scan *s, size_t start, size_t end, bool esc) {
   rsc_rewriter *rw = s->rw;
   bool look = eligible(s);
@@ -566,18 +647,24 @@ static bool string_value(scan *s, size_t start, size_t end, bool esc) {
     if (n < 2 || v[1] != '$') return true; /* a reference or a tag */
     v++, n--;
   }
-  int r = apply_rules(rw, s->row, v, n);
-  if (r < 0) return false;
-  if (r == 0) return true;
-  size_t at = rw->rep.len;
-  const char *nv = rw->sval.p ? (const char *)rw->sval.p : "";
-  if (s->dollar && rw->sval.len > 0 && nv[0] == '$')
-    rsc__text_json_string_prefixed(&rw->tx, "$", nv, rw->sval.len);
-  else rsc__text_json_string(&rw->tx, nv, rw->sval.len);
-  rsc__text_flush(&rw->tx);
-  if (rw->tx.status) return fail(rw, RSC_ERR_NOMEM, s->row->offset, s->row->id, "out of memory");
-  rw->st.strings_changed++;
-  return add_edit(rw, s->row, s->base + start - 1, s->base + end + 1, at);
+  newval nv;
+  size_t rep_mark = rw->rep.len;
+  int r = apply_rules(rw, s->row, v, n, &nv);
+  if (r <= 0) return r == 0;
+  if (!s->emit) rw->st.strings_changed++;
+  if (!edit(s, s->base + start - 1, s->base + end + 1, EDIT_STRING, rep_mark)) return false;
+  if (s->emit) put_string(rw, s->dollar, &nv);
+  return true;
+}
+
+/* A new string value as JSON.stringify writes it ("$$" before a "$"). */
+static void put_string(rsc_rewriter *rw, bool dollar, const newval *nv) {
+  rsc_text *tx = &rw->tx;
+  uint8_t first = nv->an ? nv->a[0] : nv->bn ? nv->b[0] : 0;
+  rsc__text_put(tx, dollar && first == '$' ? "\"$" : "\"", dollar && first == '$' ? 2 : 1);
+  rsc__text_json_escaped(tx, (const char *)nv->a, nv->an);
+  rsc__text_json_escaped(tx, (const char *)nv->b, nv->bn);
+  rsc__text_put(tx, "\"", 1);
 }
 
 static bool value(scan *s, bool quiet);
@@ -634,7 +721,7 @@ static bool object(scan *s, bool quiet) {
     int pr = props ? prop_rule(s, &rw->path[rw->depth - 1], &set) : 0;
     if (rw->err.code) return false;
     if (pr != 1 && pending) { /* the comma after members dropped before it */
-      if (!add_edit(rw, s->row, s->base + prev_end, s->base + key_tok, rw->rep.len)) return false;
+      if (!edit(s, s->base + prev_end, s->base + key_tok, EDIT_CUT, 0)) return false;
       pending = false;
     }
     size_t vstart = s->i;
@@ -642,21 +729,20 @@ static bool object(scan *s, bool quiet) {
     rw->depth--;
     size_t vend = s->i;
     if (pr == 1) {
-      rw->st.props_dropped++;
+      if (!s->emit) rw->st.props_dropped++;
       if (any_kept || pending) { /* with the comma before it */
-        if (!add_edit(rw, s->row, s->base + prev_end, s->base + vend, rw->rep.len)) return false;
+        if (!edit(s, s->base + prev_end, s->base + vend, EDIT_CUT, 0)) return false;
       } else {
-        if (!add_edit(rw, s->row, s->base + key_tok, s->base + vend, rw->rep.len)) return false;
+        if (!edit(s, s->base + key_tok, s->base + vend, EDIT_CUT, 0)) return false;
         pending = true;
       }
     } else {
       any_kept = true;
       if (pr == 2) {
-        rw->st.props_set++;
-        size_t at = rw->rep.len;
-        if (!rb_put(rw, &rw->rep, set->to.p, set->to.len))
-          return fail(rw, RSC_ERR_NOMEM, s->row->offset, s->row->id, "out of memory");
-        if (!add_edit(rw, s->row, s->base + vstart, s->base + vend, at)) return false;
+        if (!s->emit) rw->st.props_set++;
+        if (!edit(s, s->base + vstart, s->base + vend, EDIT_SET, (size_t)(set - rw->o.set_props)))
+          return false;
+        if (s->emit) rsc__text_put(&rw->tx, set->to.p, set->to.len);
       }
     }
     prev_end = vend;
@@ -752,65 +838,100 @@ static bool value(scan *s, bool quiet) {
   }
 }
 
-/* Scans p[0..n) (the row's data from base on); the edits say what changes. */
-static bool scan_json(rsc_rewriter *rw, const rsc_row *row, size_t base, int mode) {
+/* Scans the row's JSON (its data from base on): the first scan counts the
+ * changes (n_edits), the second (emit) writes the row through tx. */
+static bool scan_json(rsc_rewriter *rw, const rsc_row *row, size_t base, int mode, bool emit) {
   scan s = {rw,   row,  row->data + base,  row->len - base, 0,
-            base, mode, mode != MODE_HINT, false,           NULL};
+            base, mode, mode != MODE_HINT, false,           emit,
+            0,    NULL};
   rw->depth = 0;
   skip_ws(&s);
   if (!value(&s, false)) return false;
   skip_ws(&s);
   if (s.i != s.n) return syntax(&s);
+  if (emit) rsc__text_put(&rw->tx, (const char *)row->data + s.at, row->len - s.at);
+  return true;
+}
+
+/* Writes a changed row's data from its edits (instead of a second scan). */
+static bool replay_edits(rsc_rewriter *rw, const rsc_row *row, int mode) {
+  const uint8_t *d = row->data;
+  size_t at = 0;
+  for (size_t k = 0; k < rw->n_edits; k++) {
+    edit_rec *e = &rw->edits[k];
+    rsc__text_put(&rw->tx, (const char *)d + at, e->from - at);
+    at = e->to;
+    if (e->kind == EDIT_SET) {
+      const rsc_rewrite_str *to = &rw->o.set_props[e->aux].to;
+      rsc__text_put(&rw->tx, to->p, to->len);
+    } else if (e->kind == EDIT_STRING) {
+      const uint8_t *v = d + e->from + 1;
+      size_t n = e->to - e->from - 2;
+      if (memchr(v, '\\', n)) {
+        if (!decode_into(rw, &rw->sdec, v, n))
+          return fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
+        v = rw->sdec.p, n = rw->sdec.len;
+      }
+      bool dollar = mode != MODE_HINT;
+      if (dollar && n > 0 && v[0] == '$') v++, n--; /* "$$" */
+      newval nv;
+      rw->rep_at = e->aux;
+      if (apply_rules(rw, row, v, n, &nv) != 1) /* as in the first scan */
+        return fail(rw, RSC_ERR_STATE, row->offset, row->id, "rewrite: replay mismatch");
+      put_string(rw, dollar, &nv);
+    }
+  }
+  rsc__text_put(&rw->tx, (const char *)d + at, row->len - at);
   return true;
 }
 
 /* --- rows ---------------------------------------------------------------- */
 
-static bool write_changed(rsc_rewriter *rw, const rsc_row *row, const uint8_t *hdr, size_t hlen,
-                          const uint8_t *data, size_t n) {
-  rbuf *o = &rw->out;
-  o->len = 0;
-  bool ok = rb_put(rw, o, hdr, hlen);
-  size_t at = 0;
-  for (size_t k = 0; ok && k < rw->n_edits; k++) {
-    edit *e = &rw->edits[k];
-    ok =
-        rb_put(rw, o, data + at, e->from - at) && rb_put(rw, o, rw->rep.p + e->rep_off, e->rep_len);
-    at = e->to;
-  }
-  ok = ok && rb_put(rw, o, data + at, n - at);
-  if (ok && is_newline_row(row->tag)) ok = rb_put(rw, o, "\n", 1);
-  if (!ok) return fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
+/* Starts a changed row's output (its header is written next). */
+static bool begin_changed(rsc_rewriter *rw) {
+  if (rw->row_fn) rw->out.len = 0;
+  else if (!flush_span(rw)) return false;
+  return true;
+}
+
+/* Ends a changed row's output: written, or handed to the row hook. */
+static bool end_changed(rsc_rewriter *rw, const rsc_row *row, uint64_t in_end) {
+  rsc__text_flush(&rw->tx);
+  if (rw->err.code) return false;
+  if (rw->tx.status) return fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
   rw->st.rows_changed++;
-  uint64_t in_end = row->data_offset + row->len + (is_newline_row(row->tag) ? 1 : 0);
-  return emit(rw, row, in_end, o->p, o->len, true);
+  if (!rw->row_fn) return true;
+  return emit(rw, row, in_end, rw->out.p, rw->out.len, true);
 }
 
 static bool text_row(rsc_rewriter *rw, const rsc_row *row) {
   if (rw->o.keys_count) return copy_row(rw, row);
   rw->depth = 0;
-  int r = apply_rules(rw, row, row->data, row->len);
+  rw->replay = false;
+  rw->rep.len = 0;
+  newval nv;
+  int r = apply_rules(rw, row, row->data, row->len, &nv);
   if (r < 0) return false;
   if (r == 0) return copy_row(rw, row);
   rw->st.strings_changed++;
   size_t hlen;
   const uint8_t *h = row_header(rw, row, row->data_offset, &hlen);
-  if (!h) return false;
+  if (!h || !begin_changed(rw)) return false;
   /* the header up to its tag, then the new byte length */
   size_t t = 0;
   while (t < hlen && h[t] != ':') t++;
-  rbuf *o = &rw->out;
-  o->len = 0;
   char hex[17];
   size_t hn = 0;
-  uint64_t v = rw->sval.len;
+  uint64_t v = nv.an + nv.bn;
   do hex[16 - hn++] = "0123456789abcdef"[v & 15];
   while ((v >>= 4) != 0);
-  if (!rb_put(rw, o, h, t + 2) || !rb_put(rw, o, hex + 17 - hn, hn) || !rb_put(rw, o, ",", 1) ||
-      !rb_put(rw, o, rw->sval.p, rw->sval.len))
-    return fail(rw, RSC_ERR_NOMEM, row->offset, row->id, "out of memory");
-  rw->st.rows_changed++;
-  return emit(rw, row, row->data_offset + row->len, o->p, o->len, true);
+  rsc_text *tx = &rw->tx;
+  rsc__text_put(tx, (const char *)h, t + 2);
+  rsc__text_put(tx, hex + 17 - hn, hn);
+  rsc__text_put(tx, ",", 1);
+  if (nv.an) rsc__text_put(tx, (const char *)nv.a, nv.an);
+  if (nv.bn) rsc__text_put(tx, (const char *)nv.b, nv.bn);
+  return end_changed(rw, row, row->data_offset + row->len);
 }
 
 static rsc_status on_row(void *ctx, const rsc_row *row) {
@@ -824,6 +945,13 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   size_t base = 0;
   switch (row->tag) {
   case 0:
+    if (!rw->o.exact_count && !rw->o.prefix_count && !rw->o.fn && !rw->o.drop_props_count &&
+        !rw->o.set_props_count)
+      return copy_row(rw, row) ? RSC_OK : rw->err.code;
+    mode = MODE_MODEL;
+    break;
+  case 'C': /* a stream's close: its return value is a model value */
+    if (row->len == 0) return copy_row(rw, row) ? RSC_OK : rw->err.code;
     if (!rw->o.exact_count && !rw->o.prefix_count && !rw->o.fn && !rw->o.drop_props_count &&
         !rw->o.set_props_count)
       return copy_row(rw, row) ? RSC_OK : rw->err.code;
@@ -845,13 +973,22 @@ static rsc_status on_row(void *ctx, const rsc_row *row) {
   if (mode != MODE_MODEL && !rw->o.exact_count && !rw->o.prefix_count && !rw->o.fn)
     return copy_row(rw, row) ? RSC_OK : rw->err.code;
   rw->n_edits = 0;
+  rw->edits_ok = true;
   rw->rep.len = 0;
-  if (!scan_json(rw, row, base, mode)) return rw->err.code;
+  rw->replay = false;
+  if (!scan_json(rw, row, base, mode, false)) return rw->err.code;
   if (!rw->n_edits) return copy_row(rw, row) ? RSC_OK : rw->err.code;
   size_t hlen;
   const uint8_t *h = row_header(rw, row, row->data_offset, &hlen);
-  if (!h) return rw->err.code;
-  return write_changed(rw, row, h, hlen, row->data, row->len) ? RSC_OK : rw->err.code;
+  if (!h || !begin_changed(rw)) return rw->err.code;
+  rsc__text_put(&rw->tx, (const char *)h, hlen);
+  rw->replay = true;
+  rw->rep_at = 0;
+  if (rw->edits_ok ? !replay_edits(rw, row, mode) : !scan_json(rw, row, base, mode, true))
+    return rw->err.code;
+  if (is_newline_row(row->tag)) rsc__text_put(&rw->tx, "\n", 1);
+  uint64_t in_end = row->data_offset + row->len + (is_newline_row(row->tag) ? 1 : 0);
+  return end_changed(rw, row, in_end) ? RSC_OK : rw->err.code;
 }
 
 /* --- the API ------------------------------------------------------------- */
@@ -887,16 +1024,20 @@ rsc_rewriter *rsc_rewriter_new(const rsc_rewrite_options *opts, rsc_write_fn wri
     rsc__heap_free(&rw->al, rw);
     return NULL;
   }
-  rw->tx.write = text_sink;
+  rw->tx.write = out_sink;
   rw->tx.ctx = rw;
-  rw->tx.p = rw->piece;
-  rw->tx.cap = sizeof rw->piece;
+  rw->tx.cap = OUT_PIECE;
+  rw->tx.p = (char *)rsc__heap_alloc(&rw->al, OUT_PIECE);
+  if (!rw->tx.p) {
+    rsc_rewriter_free(rw);
+    return NULL;
+  }
   /* the values of set_props must be JSON */
   for (size_t j = 0; j < o.set_props_count; j++) {
     rsc_row r = {0};
     r.data = (const uint8_t *)o.set_props[j].to.p;
     r.len = o.set_props[j].to.len;
-    scan s = {rw, &r, r.data, r.len, 0, 0, MODE_HINT, false, false, NULL};
+    scan s = {rw, &r, r.data, r.len, 0, 0, MODE_HINT, false, false, false, 0, NULL};
     skip_ws(&s);
     bool ok = r.len && value(&s, true);
     skip_ws(&s);
@@ -999,6 +1140,7 @@ void rsc_rewriter_free(rsc_rewriter *rw) {
   rb_free(rw, &rw->sdec);
   rb_free(rw, &rw->sval);
   rb_free(rw, &rw->kdec);
+  rsc__heap_free(&rw->al, rw->tx.p);
   rsc__heap_free(&rw->al, rw->edits);
   rsc__heap_free(&rw->al, rw->path);
   rsc__heap_free(&rw->al, rw->pub);

@@ -1050,3 +1050,39 @@ Test(rewrite, html_summary_unchanged_page_and_errors) {
             r.out);
   free(r.out);
 }
+
+/* rscflight rewrite: the payload to stdout, a summary to stderr, exit 1
+ * with the offset on bad input, 2 on usage errors. */
+Test(rewrite, payload_summary_and_errors) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "printf '1:[\"/a/x\",{\"href\":\"/a/y\",\"d\":1}]\\n2:T2,/a' | '%s' rewrite "
+           "--replace-prefix /a/ /b/ --keys href --drop-prop d - 2>&1",
+           RSC_CLI);
+  run_result r = run_sh(cmd);
+  cr_expect_eq(r.status, 0);
+  cr_expect_str_eq(r.out, "1:[\"/a/x\",{\"href\":\"/b/y\"}]\n2:T2,/a"
+                          "rscflight: rewrite: 2 rows, 1 changed, 1 strings changed, 1 props "
+                          "dropped, 0 set, 40 bytes in, 34 out\n");
+  free(r.out);
+  snprintf(cmd, sizeof cmd,
+           "printf '1:[1]\\n2:[1,]\\n' | '%s' rewrite --replace-prefix a b - 2>&1 >/dev/null",
+           RSC_CLI);
+  r = run_sh(cmd);
+  cr_expect_eq(r.status, 1);
+  cr_expect_str_eq(r.out, "rscflight: -: offset 11, row 2: model row is not valid JSON\n");
+  free(r.out);
+  snprintf(cmd, sizeof cmd, "'%s' rewrite --replace-prefix a 2>/dev/null </dev/null", RSC_CLI);
+  r = run_sh(cmd);
+  cr_expect_eq(r.status, 2);
+  free(r.out);
+  /* the same bytes whatever the piece size */
+  snprintf(cmd, sizeof cmd,
+           "cd '%s/html' && for c in 1 7 4096; do '%s' rewrite -q --chunk-size $c "
+           "--replace-prefix /_next/ https://cdn.example/_next/ next-turbopack-catalog.rsc | "
+           "cksum; done | uniq | wc -l",
+           RSC_FIXTURES, RSC_CLI);
+  r = run_sh(cmd);
+  cr_expect_str_eq(r.out, "1\n");
+  free(r.out);
+}

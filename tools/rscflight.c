@@ -986,8 +986,7 @@ static int bench_encode(const char *file, const char *buf, size_t len, uint32_t 
  * until min_time has passed, each timed alone; then the rewriter's peak
  * heap fed in pieces of 64 KiB, against the payload's largest row. */
 static int bench_rewrite(const char *file, const char *buf, size_t len, uint32_t flags,
-                         double min_time, const char *from, const char *to, bool json,
-                         bool first) {
+                         double min_time, const char *from, const char *to, bool json, bool first) {
   rsc_options opt;
   rsc_options_init(&opt);
   opt.flags = flags;
@@ -1092,8 +1091,7 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--replace-prefix") == 0 && i + 2 < argc) {
       rw_from = argv[++i];
       rw_to = argv[++i];
-    }
-    else if (strcmp(a, "--html") == 0) html = true;
+    } else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc)
@@ -1119,8 +1117,8 @@ static int cmd_bench(int argc, char **argv) {
     return usage(stderr, 2);
   }
   if (encode || rewrite) {
-    if (encode == rewrite || in_turns || nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1 || reuse ||
-        (flags & (RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK))) {
+    if (encode == rewrite || in_turns || nchunks > 1 || nthreads > 1 || chunks[0] ||
+        threads[0] != 1 || reuse || (flags & (RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK))) {
       free(files);
       return usage(stderr, 2);
     }
@@ -1134,8 +1132,7 @@ static int cmd_bench(int argc, char **argv) {
         continue;
       }
       if (encode ? bench_encode(files[f], buf, len, flags, min_time, json, f == 0)
-                 : bench_rewrite(files[f], buf, len, flags, min_time, rw_from, rw_to, json,
-                                 f == 0))
+                 : bench_rewrite(files[f], buf, len, flags, min_time, rw_from, rw_to, json, f == 0))
         rc = 1;
       free(buf);
     }
