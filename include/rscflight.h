@@ -630,6 +630,161 @@ RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
  * input NULL with len > 0). */
 RSC_API rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_options *opt,
                                    rsc_write_fn write, void *ctx, rsc_error *err);
+/* --- rewriting Flight (src/rewrite.c) ----------------------------------- */
+
+/* What to change: the rules (string values by exact match or prefix, a
+ * callback per string that sees its place, props dropped or replaced, hint
+ * URLs). Defined with the rules below. */
+typedef struct rsc_rewrite_options rsc_rewrite_options;
+/* Bytes, not NUL-terminated. */
+typedef struct rsc_rewrite_str {
+  const char *p;
+  size_t len;
+} rsc_rewrite_str;
+/* from -> to: an exact match or a prefix (the rest of the string is kept),
+ * or a prop's key and its new value as JSON text (set_props). */
+typedef struct rsc_rewrite_rule {
+  rsc_rewrite_str from, to;
+} rsc_rewrite_rule;
+/* One step on the way from a row's value to a string: an object key
+ * (key != NULL, decoded) or an array index. */
+typedef struct rsc_rewrite_step {
+  const char *key;
+  size_t key_len;
+  int64_t index; /* -1 for a key */
+} rsc_rewrite_step;
+/* Where a string is: its row's id, the row's tag (0 for a model row, 'T',
+ * 'H', 'I') and the steps from the row's value down to it (depth 0: the
+ * row's whole value). Valid during the callback only. */
+typedef struct rsc_rewrite_place {
+  int64_t row_id;
+  char tag;
+  size_t depth;
+  const rsc_rewrite_step *path;
+} rsc_rewrite_place;
+/* Sees each string the rules may change, after the exact and prefix rules
+ * (s is the value as they left it, decoded: "$$x" in the row is "$x").
+ * Returns 0 to keep s, 1 to replace it with out[0..*out_len) (the callee's
+ * memory, read before the next call), anything else to stop the rewriter
+ * with RSC_ERR_USER. */
+typedef int (*rsc_rewrite_string_fn)(void *ctx, const rsc_rewrite_place *place, const char *s,
+                                     size_t len, const char **out, size_t *out_len);
+
+/* rsc_rewrite_options.flags */
+enum {
+  RSC_REWRITE_NO_HINTS = 1,  /* leave the URLs of H rows alone               */
+  RSC_REWRITE_NO_IMPORTS = 2 /* leave the chunk lists of I rows alone        */
+};
+
+/* The strings the rules see: string values of model rows ("$$x" is the
+ * value "$x"; other "$" strings are references or tags, never matched;
+ * keys never), the text of T rows, the URL of H rows (the hint's string,
+ * or the first item of its array) and the strings in the chunk list of I
+ * rows (webpack/turbopack [id, chunks, name]; Parcel [id, name, bundles];
+ * React 18's {"chunks": [...]}); a stream's C row is a model row. Other
+ * rows (E, debug rows, binary rows) are copied. The keys filter applies
+ * to model rows: only strings whose nearest object key is in the set (so
+ * never a T row or a row whose whole value is a string); H and I URLs
+ * ignore it. For each string: the first exact rule that matches, else the
+ * first prefix rule, then fn. drop_props and set_props act on object
+ * members of model rows by key (the first wins); what lies under them is
+ * not rewritten. A changed string is written as JSON.stringify writes it,
+ * and the rest of its row as it came: for rows React's server wrote, the
+ * row JSON.stringify writes for the changed value. */
+struct rsc_rewrite_options {
+  const rsc_rewrite_rule *exact;
+  size_t exact_count;
+  const rsc_rewrite_rule *prefix;
+  size_t prefix_count;
+  const rsc_rewrite_str *keys; /* 0 keys: every key */
+  size_t keys_count;
+  const rsc_rewrite_str *drop_props;
+  size_t drop_props_count;
+  const rsc_rewrite_rule *set_props; /* to: valid JSON text */
+  size_t set_props_count;
+  rsc_rewrite_string_fn fn; /* NULL: none */
+  void *fn_ctx;
+  unsigned flags;         /* RSC_REWRITE_* */
+  uint64_t max_row_bytes; /* 0: 256 MiB */
+  uint32_t max_depth;     /* JSON nesting per row; 0: 5000 */
+  rsc_alloc alloc;
+};
+/* No rules, the defaults. */
+RSC_API void rsc_rewrite_options_init(rsc_rewrite_options *opts);
+
+/* What a rewriter did so far. */
+typedef struct rsc_rewrite_stats {
+  uint64_t rows;            /* rows seen (a byte stream row once)          */
+  uint64_t rows_changed;    /* rows written again                           */
+  uint64_t strings_changed; /* strings replaced                             */
+  uint64_t props_dropped;
+  uint64_t props_set;
+  uint64_t bytes_in, bytes_out;
+  uint64_t largest_row; /* the longest input row's bytes (id to newline)  */
+} rsc_rewrite_stats;
+
+/* A streaming rewriter: bytes in, in pieces split anywhere; rewritten rows
+ * out through write as each row completes. Rows no rule changes are copied
+ * as they came; changed rows are written again (T rows with their new byte
+ * length). Memory is bounded by the largest row: the framer's buffer for
+ * a row split across feeds, plus a constant (a changed row is written in
+ * pieces of 16 KiB as it is made). Errors (a row that is not JSON, a row
+ * cut at finish, framing errors, limits) give the code, the byte offset,
+ * the row id and a message; the rows before the failing one are written,
+ * nothing after it. */
+typedef struct rsc_rewriter rsc_rewriter;
+
+/* A rewriter that writes to write(ctx, ...); NULL when memory ran out or
+ * opts is invalid. opts is copied; its strings must outlive the rewriter. */
+RSC_API rsc_rewriter *rsc_rewriter_new(const rsc_rewrite_options *opts, rsc_write_fn write,
+                                       void *ctx);
+/* Feeds the next len bytes of the payload. Returns RSC_OK or the error that
+ * stopped the rewriter (see rsc_rewriter_error); after an error every call
+ * returns it again. */
+RSC_API rsc_status rsc_rewriter_feed(rsc_rewriter *rw, const void *buf, size_t len);
+/* Ends the payload: writes what is left, or fails on a row cut short. */
+RSC_API rsc_status rsc_rewriter_finish(rsc_rewriter *rw);
+/* The error that stopped the rewriter (code RSC_OK when none). */
+RSC_API const rsc_error *rsc_rewriter_error(const rsc_rewriter *rw);
+RSC_API void rsc_rewriter_free(rsc_rewriter *rw);
+/* What the rewriter did so far (rows written, strings changed, bytes). */
+RSC_API const rsc_rewrite_stats *rsc_rewriter_stats(const rsc_rewriter *rw);
+/* new + feed + finish + free in one call: the rewritten payload goes to
+ * write; err and stats (either may be NULL) are filled. */
+RSC_API rsc_status rsc_rewrite(const void *buf, size_t len, const rsc_rewrite_options *opts,
+                               rsc_write_fn write, void *ctx, rsc_error *err,
+                               rsc_rewrite_stats *stats);
+
+/* What rsc_rewrite_html did. */
+typedef struct rsc_html_rewrite_info {
+  rsc_html_flavor flavor;         /* the framework whose scripts were read      */
+  size_t rows, rows_changed;      /* rows in the payload; rows a rule changed   */
+  size_t pushes;                  /* data pushes (text and base64) in the page  */
+  size_t pushes_changed;          /* pushes whose string literal was rewritten  */
+  size_t payload_in, payload_out; /* payload bytes before and after           */
+  rsc_rewrite_stats rewriter;     /* the rewriter's own figures                 */
+} rsc_html_rewrite_info;
+
+/* Rewrites the Flight payload a page inlines (as rsc_html_extract reads it)
+ * by opts, and writes the page again so that its own runtime reads the
+ * rewritten payload: every byte outside the pushes whose bytes changed is
+ * copied as it was; in those pushes only the string literal is written
+ * again, escaped as the framework escapes it (Next.js: JSON.stringify and
+ * htmlEscapeJsonString; rsc-html-stream: JSON.stringify and its escapeScript;
+ * base64 pushes as btoa writes them). A rewritten row goes whole into the
+ * push where it started; the later pushes it ran into keep what follows it;
+ * no script is added, dropped or merged. flavor as for rsc_html_extract.
+ * On success returns RSC_OK with *out (NUL-terminated; rsc_free) and
+ * *out_len, and fills info (may be NULL). Otherwise returns the error (*out
+ * NULL): RSC_ERR_HTML for the page (as rsc_html_extract), or a text push
+ * whose new bytes would not be UTF-8; the rewriter's error for the payload,
+ * with err's offset the page offset of the push holding the payload byte
+ * it names; RSC_ERR_NOMEM; RSC_ERR_STATE for NULL opts. err may be NULL.
+ * Not streaming: the page, its
+ * payload, the rewritten payload and the new page are in memory at once. */
+RSC_API rsc_status rsc_rewrite_html(const char *html, size_t len, rsc_html_flavor flavor,
+                                    const rsc_rewrite_options *opts, char **out, size_t *out_len,
+                                    rsc_html_rewrite_info *info, rsc_error *err);
 
 /* Frees text the library returned. */
 RSC_API void rsc_free(void *p);

@@ -129,6 +129,9 @@ typedef struct rsc_html_scan {
   size_t len, cap;
   bool next_boot; /* a Next.js [0] has run */
   rsc_error err;  /* the first error; code RSC_OK until then */
+  bool want_segs; /* record each data push in segs */
+  rsc__html_seg *segs;
+  size_t nsegs, segcap;
 } rsc_html_scan;
 
 /* Records the first error (later ones are consequences of it) and returns
@@ -173,6 +176,32 @@ static rsc_status out_bytes(rsc_html_scan *x, const uint8_t *b, size_t k, size_t
   if (st) return st;
   memcpy(x->buf + x->len, b, k);
   x->len += k;
+  return RSC_OK;
+}
+
+/* Records a data push whose string literal is s[lit_b..lit_e) and whose
+ * bytes are the payload from pay_b to what is written now; push_b is where
+ * its statement starts (its end is set when the statement ends). */
+static rsc_status seg_add(rsc_html_scan *x, size_t push_b, size_t lit_b, size_t lit_e, size_t pay_b,
+                          bool base64) {
+  if (!x->want_segs) return RSC_OK;
+  if (x->nsegs == x->segcap) {
+    size_t nc = x->segcap ? x->segcap * 2 : 16;
+    if (nc > SIZE_MAX / sizeof *x->segs) return fail(x, RSC_ERR_NOMEM, lit_b, "output too large");
+    void *p =
+        rsc__heap_realloc(&x->alloc, x->segs, x->segcap * sizeof *x->segs, nc * sizeof *x->segs);
+    if (!p) return fail(x, RSC_ERR_NOMEM, lit_b, "out of memory");
+    x->segs = (rsc__html_seg *)p;
+    x->segcap = nc;
+  }
+  rsc__html_seg *g = &x->segs[x->nsegs++];
+  g->push_b = push_b;
+  g->push_e = lit_e;
+  g->lit_b = lit_b;
+  g->lit_e = lit_e;
+  g->pay_b = pay_b;
+  g->pay_e = x->len;
+  g->base64 = base64;
   return RSC_OK;
 }
 
@@ -1158,18 +1187,20 @@ static rsc_status next_array(rsc_html_js *j, bool exec, size_t stmt_off) {
     return fail(
         j->x, RSC_ERR_HTML, stmt_off,
         "self.__next_f data before the bootstrap [0] (Next throws: missing bootstrap script)");
-  if (c == '1') {
-    if (jstr_text(j, exec)) return j->x->err.code;
-  } else if (c == '2') {
+  if (c == '2') {
     if (jvalue_skip(j)) return j->x->err.code;
   } else {
-    if (jstr_base64(j, exec)) return j->x->err.code;
+    size_t pay_b = j->x->len, lit_b;
+    jws(j);
+    lit_b = j->p;
+    if (c == '1' ? jstr_text(j, exec) : jstr_base64(j, exec)) return j->x->err.code;
+    if (exec && seg_add(j->x, stmt_off, lit_b, j->p, pay_b, c == '3')) return j->x->err.code;
   }
   return jpunct(j, "]");
 }
 
 /* One statement; returns its flavor, or -1 with the error recorded. */
-static int statement(rsc_html_js *j, bool exec) {
+static int statement_body(rsc_html_js *j, bool exec) {
   jws(j);
   size_t off = j->p;
   int fl = stmt_flavor(j);
@@ -1189,13 +1220,21 @@ static int statement(rsc_html_js *j, bool exec) {
         jpunct(j, ")") || jpunct(j, ".") || jident(j, "push") || jpunct(j, "("))
       return -1;
     jws(j);
+    size_t pay_b = j->x->len, lit_b = j->p;
     if (j->p < j->e && (j->s[j->p] == '"' || j->s[j->p] == '\'')) {
       if (jstr_text(j, exec)) return -1;
+      if (exec && seg_add(j->x, off, lit_b, j->p, pay_b, false)) return -1;
     } else {
       size_t ab, ae, bb, be;
       if (jident(j, "Uint8Array") || jpunct(j, ".") || jident(j, "from") || jpunct(j, "(") ||
-          jident(j, "atob") || jpunct(j, "(") || jstr_base64(j, exec) || jpunct(j, ")") ||
-          jpunct(j, ",") || jany_ident(j, &ab, &ae) || jpunct(j, "=>") || jany_ident(j, &bb, &be))
+          jident(j, "atob") || jpunct(j, "("))
+        return -1;
+      jws(j);
+      lit_b = j->p;
+      if (jstr_base64(j, exec)) return -1;
+      if (exec && seg_add(j->x, off, lit_b, j->p, pay_b, true)) return -1;
+      if (jpunct(j, ")") || jpunct(j, ",") || jany_ident(j, &ab, &ae) || jpunct(j, "=>") ||
+          jany_ident(j, &bb, &be))
         return -1;
       if (ae - ab != be - bb || memcmp(j->s + ab, j->s + bb, ae - ab) != 0)
         return syntax_error(j->x, bb, MSG_STMT);
@@ -1209,6 +1248,14 @@ static int statement(rsc_html_js *j, bool exec) {
   if (jident(j, "self") || jpunct(j, ".") || jident(j, "__next_f") || jpunct(j, ".") ||
       jident(j, "push") || jpunct(j, "(") || next_array(j, exec, off) || jpunct(j, ")"))
     return -1;
+  return fl;
+}
+
+/* statement_body, and the end of the statement for the push it recorded */
+static int statement(rsc_html_js *j, bool exec) {
+  size_t nsegs = j->x->nsegs;
+  int fl = statement_body(j, exec);
+  if (fl >= 0 && j->x->nsegs > nsegs) j->x->segs[j->x->nsegs - 1].push_e = j->p;
   return fl;
 }
 
@@ -1333,16 +1380,18 @@ static void scan_page(rsc_html_scan *x) {
   }
 }
 
-rsc_status rsc__html_extract(const char *html, size_t len, rsc_html_flavor flavor,
-                             const rsc_alloc *alloc, char **out, size_t *out_len, rsc_error *err,
-                             rsc_html_flavor *found) {
+static rsc_status extract(const char *html, size_t len, rsc_html_flavor flavor,
+                          const rsc_alloc *alloc, char **out, size_t *out_len, rsc__html_seg **segs,
+                          size_t *nsegs, rsc_error *err, rsc_html_flavor *found) {
   rsc_html_scan x;
   memset(&x, 0, sizeof x);
   x.err.row_id = -1;
   if (out) *out = NULL;
   if (out_len) *out_len = 0;
+  if (segs) *segs = NULL;
+  if (nsegs) *nsegs = 0;
   if (found) *found = RSC_HTML_AUTO;
-  if (!out || !out_len || (!html && len) ||
+  if (!out || !out_len || (segs && !nsegs) || (!html && len) ||
       (flavor != RSC_HTML_AUTO && flavor != RSC_HTML_NEXT && flavor != RSC_HTML_RSC_HTML_STREAM)) {
     fail(&x, RSC_ERR_HTML, 0, "invalid argument");
     if (err) *err = x.err;
@@ -1352,6 +1401,7 @@ rsc_status rsc__html_extract(const char *html, size_t len, rsc_html_flavor flavo
   x.n = len;
   x.want = flavor;
   x.found = RSC_HTML_AUTO;
+  x.want_segs = segs != NULL;
   if (alloc) x.alloc = *alloc;
 
   scan_page(&x);
@@ -1372,12 +1422,37 @@ rsc_status rsc__html_extract(const char *html, size_t len, rsc_html_flavor flavo
   if (err) *err = x.err;
   if (x.err.code) {
     rsc__heap_free(&x.alloc, x.buf);
+    rsc__heap_free(&x.alloc, x.segs);
     return x.err.code;
   }
   x.buf[x.len] = 0;
   *out = (char *)x.buf;
   *out_len = x.len;
+  if (segs) {
+    *segs = x.segs;
+    *nsegs = x.nsegs;
+  }
   return RSC_OK;
+}
+
+rsc_status rsc__html_extract(const char *html, size_t len, rsc_html_flavor flavor,
+                             const rsc_alloc *alloc, char **out, size_t *out_len, rsc_error *err,
+                             rsc_html_flavor *found) {
+  return extract(html, len, flavor, alloc, out, out_len, NULL, NULL, err, found);
+}
+
+rsc_status rsc__html_extract_segs(const char *html, size_t len, rsc_html_flavor flavor,
+                                  const rsc_alloc *alloc, char **out, size_t *out_len,
+                                  rsc__html_seg **segs, size_t *nsegs, rsc_error *err,
+                                  rsc_html_flavor *found) {
+  if (!segs) {
+    if (out) *out = NULL;
+    if (out_len) *out_len = 0;
+    if (found) *found = RSC_HTML_AUTO;
+    if (err) *err = (rsc_error){.code = RSC_ERR_HTML, .row_id = -1, .msg = "invalid argument"};
+    return RSC_ERR_HTML;
+  }
+  return extract(html, len, flavor, alloc, out, out_len, segs, nsegs, err, found);
 }
 
 /* ---- the public entry -------------------------------------------------- */

@@ -20,6 +20,7 @@
 #ifndef RSC_HTML_H
 #define RSC_HTML_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "rscflight.h"
@@ -58,6 +59,27 @@ extern "C" {
 rsc_status rsc__html_extract(const char *html, size_t len, rsc_html_flavor flavor,
                              const rsc_alloc *alloc, char **out, size_t *out_len, rsc_error *err,
                              rsc_html_flavor *found);
+
+/* One data push of a page: a Next.js [1,"text"] or [3,"base64"], an
+ * rsc-html-stream .push("text") or .push(Uint8Array.from(atob("b64"), ...)).
+ * Offsets are in the page except pay_b/pay_e, which are in the payload. */
+typedef struct rsc__html_seg {
+  size_t push_b, push_e; /* the push statement, from self/( to its closing ')' */
+  size_t lit_b, lit_e;   /* its string literal, quotes included */
+  size_t pay_b, pay_e;   /* the payload bytes it gives */
+  bool base64;           /* the literal is base64 (atob) rather than text */
+} rsc__html_seg;
+
+/*
+ * rsc__html_extract, and the data pushes in document order: on success
+ * *segs (from alloc; NULL when there are none) holds *nsegs pushes whose
+ * payload spans are consecutive and together cover the payload. On an error
+ * *segs is NULL and *nsegs 0. segs and nsegs must not be NULL.
+ */
+rsc_status rsc__html_extract_segs(const char *html, size_t len, rsc_html_flavor flavor,
+                                  const rsc_alloc *alloc, char **out, size_t *out_len,
+                                  rsc__html_seg **segs, size_t *nsegs, rsc_error *err,
+                                  rsc_html_flavor *found);
 
 #ifdef __cplusplus
 }

@@ -121,6 +121,11 @@ static void put_escaped(rsc_text *b, const char *s, size_t n) {
   rsc__text_put(b, s + n - run, run);
 }
 
+void rsc__text_json_escaped(rsc_text *b, const char *s, size_t n) {
+  if (b->off || !n) return;
+  put_escaped(b, s, n);
+}
+
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
   if (b->off) return;
   rsc__text_put(b, "\"", 1);

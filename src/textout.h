@@ -49,6 +49,8 @@ static inline void rsc__text_puts(rsc_text *b, const char *s) { rsc__text_put(b,
 /* A JSON string as JSON.stringify writes it (ES2019): lone surrogates, kept
  * as WTF-8 inside, come out as lowercase \udxxx escapes. */
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n);
+/* s[0, n) escaped as inside a JSON string, without the quotes. */
+void rsc__text_json_escaped(rsc_text *b, const char *s, size_t n);
 /* One JSON string of an ASCII prefix followed by s[0, n) ("$$" escapes,
  * "$L" and "$@" ids), without joining them first. */
 void rsc__text_json_string_prefixed(rsc_text *b, const char *prefix, const char *s, size_t n);

@@ -1028,3 +1028,97 @@ Test(report, writes_a_page) {
   free(nopayload.out);
   free(refused.out);
 }
+
+/* ---- rewrite --html ------------------------------------------------------ */
+
+/* A page (told by its leading '<', or --html) comes back with its payload
+ * rewritten: what extract reads from it is the payload rewritten alone. */
+Test(rewrite, html_page_reads_back_as_the_rewritten_payload) {
+  static const char *pages[] = {"next-turbopack-long.html", "next-webpack-binary.html",
+                                "rhs-rechunked.html"};
+  static const char *rules = "--replace-prefix /_next/ https://cdn.example/_next/ "
+                             "--replace-prefix rscflight '</script>rscflight' "
+                             "--replace-prefix mod/ '<!--mod/'";
+  for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' rewrite -q %s %s | '%s' extract - && echo ===; '%s' extract %s | "
+             "'%s' rewrite -q %s",
+             HTML_DIR, RSC_CLI, rules, pages[i], RSC_CLI, RSC_CLI, pages[i], RSC_CLI, rules);
+    run_result r = run_sh(cmd);
+    cr_assert_eq(r.status, 0, "%s", pages[i]);
+    char *sep = NULL; /* the payloads may hold NUL bytes */
+    for (size_t k = 0; !sep && k + 4 <= r.len; k++)
+      if (memcmp(r.out + k, "===\n", 4) == 0) sep = r.out + k;
+    cr_assert_not_null(sep, "%s: %s", pages[i], r.out);
+    size_t a = (size_t)(sep - r.out), b = r.len - a - 4;
+    cr_expect(a == b && memcmp(r.out, sep + 4, a) == 0, "%s: the page's payload differs", pages[i]);
+    cr_expect(a > 1000, "%s", pages[i]);
+    free(r.out);
+  }
+}
+
+Test(rewrite, html_summary_unchanged_page_and_errors) {
+  run_result r = run_in(HTML_DIR, "rewrite --replace-prefix /_next/ //cdn/_next/ --html "
+                                  "next-turbopack-home.html 2>&1 >/dev/null");
+  cr_expect_eq(r.status, 0);
+  cr_expect(strstr(r.out, "rscflight: rewrite: next page: 16 rows, 2 changed, 2 strings "
+                          "changed, 0 props dropped, 0 set, 1 of 1 pushes rewritten") == r.out,
+            "%s", r.out);
+  free(r.out);
+  /* nothing matches: the page byte for byte */
+  r = run_sh("cd '" HTML_DIR "' && '" RSC_CLI "' rewrite -q --replace-prefix /nowhere/ x "
+             "rhs-elements.html | cmp - rhs-elements.html && echo same");
+  cr_expect_eq(r.status, 0);
+  cr_expect_str_eq(r.out, "same\n");
+  free(r.out);
+  /* a payload given --html is no page; a page's bad row is reported at its push */
+  r = run_in(HTML_DIR, "rewrite --html rhs-elements.rsc 2>&1");
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.out, "rhs-elements.rsc: offset 0: no Flight payload found") != NULL, "%s",
+            r.out);
+  free(r.out);
+  r = run_sh("printf '<script>(self.__FLIGHT_DATA||=[]).push(\"0:[1]\\\\n\")</script>"
+             "<script>(self.__FLIGHT_DATA||=[]).push(\"1:{x}\\\\n\")</script>' | '" RSC_CLI
+             "' rewrite --replace-prefix a b - 2>&1");
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.out, "rscflight: -: offset 97, row 1: model row is not valid JSON"), "%s",
+            r.out);
+  free(r.out);
+}
+
+/* rscflight rewrite: the payload to stdout, a summary to stderr, exit 1
+ * with the offset on bad input, 2 on usage errors. */
+Test(rewrite, payload_summary_and_errors) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "printf '1:[\"/a/x\",{\"href\":\"/a/y\",\"d\":1}]\\n2:T2,/a' | '%s' rewrite "
+           "--replace-prefix /a/ /b/ --keys href --drop-prop d - 2>&1",
+           RSC_CLI);
+  run_result r = run_sh(cmd);
+  cr_expect_eq(r.status, 0);
+  cr_expect_str_eq(r.out, "1:[\"/a/x\",{\"href\":\"/b/y\"}]\n2:T2,/a"
+                          "rscflight: rewrite: 2 rows, 1 changed, 1 strings changed, 1 props "
+                          "dropped, 0 set, 40 bytes in, 34 out\n");
+  free(r.out);
+  snprintf(cmd, sizeof cmd,
+           "printf '1:[1]\\n2:[1,]\\n' | '%s' rewrite --replace-prefix a b - 2>&1 >/dev/null",
+           RSC_CLI);
+  r = run_sh(cmd);
+  cr_expect_eq(r.status, 1);
+  cr_expect_str_eq(r.out, "rscflight: -: offset 11, row 2: model row is not valid JSON\n");
+  free(r.out);
+  snprintf(cmd, sizeof cmd, "'%s' rewrite --replace-prefix a 2>/dev/null </dev/null", RSC_CLI);
+  r = run_sh(cmd);
+  cr_expect_eq(r.status, 2);
+  free(r.out);
+  /* the same bytes whatever the piece size */
+  snprintf(cmd, sizeof cmd,
+           "cd '%s/html' && for c in 1 7 4096; do '%s' rewrite -q --chunk-size $c "
+           "--replace-prefix /_next/ https://cdn.example/_next/ next-turbopack-catalog.rsc | "
+           "cksum; done | uniq | wc -l",
+           RSC_FIXTURES, RSC_CLI);
+  r = run_sh(cmd);
+  cr_expect_str_eq(r.out, "1\n");
+  free(r.out);
+}

@@ -29,6 +29,10 @@ char *cli_read_file(const char *path, size_t *len);
  * readable bytes; release with free(). NULL after the failure was reported
  * on stderr. */
 char *cli_read_payload(const char *path, bool html, size_t *len);
+/* rscflight.c: whether the input is an HTML page: its first byte after
+ * whitespace and a UTF-8 byte-order mark is '<'. A Flight payload opens
+ * with a row id (hex) or a dev row (':'), never with markup. */
+bool cli_looks_like_page(const char *buf, size_t len);
 /* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */
 void cli_report_error(const char *file, const rsc_error *e);
 
@@ -50,6 +54,8 @@ int cli_parse_bundler(const char *name, rsc_bundler *out);
 int cli_tree_main(int argc, char **argv);
 int cli_stats_main(int argc, char **argv);
 int cli_report_main(int argc, char **argv);
+int cli_rewrite_main(int argc, char **argv); /* rewrite.c */
+void cli_rewrite_help(FILE *f);
 void cli_tree_help(FILE *f);
 void cli_stats_help(FILE *f);
 void cli_report_help(FILE *f);

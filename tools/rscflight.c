@@ -6,6 +6,7 @@
  *                   [--strict]
  *                   [FILE|-]
  *   rscflight bench [--json] [--min-time S] [--chunk-size N[,N...]] [--parse-only]
+ *                   [--encode | --rewrite [--replace-prefix OLD NEW]]
  *                   [--parse-walk]
  *                   [--borrow-input] [--reuse] [--files-in-turns] [--threads N[,N...]]
  *                   [--html] [FILE...|-]
@@ -15,6 +16,8 @@
  *   rscflight stats [--top N] [--dev] [--html] [FILE|-]
  *   rscflight report [--html] [-o report.html] [FILE|-]
  *   rscflight encode [--dev] [--bundler B] [--html] [FILE|-]
+ *   rscflight rewrite [--replace-prefix OLD NEW] [--replace OLD NEW] [--keys K,...]
+ *                   [--drop-prop KEY] [--set-prop KEY JSON] [--html] [FILE|-]
  *   rscflight extract [--flavor auto|next|rsc-html-stream] FILE.html|-
  *   rscflight help [COMMAND] | --help | --version
  *
@@ -56,6 +59,8 @@ static void top_help(FILE *f) {
           "  report [FILE|-]    the same as one self-contained HTML page: a zoomable\n"
           "                     treemap, duplicates, the stream by boundary (-o FILE)\n"
           "  encode [FILE|-]    decode a Flight payload and write it back as Flight\n"
+          "  rewrite [FILE|-]   change strings and props of a payload by rules (prefix,\n"
+          "                     exact, keys, dropped props); unchanged rows copied\n"
           "  extract FILE.html  write the Flight payload a page inlines (Next.js,\n"
           "                     rsc-html-stream) to stdout\n"
           "  bench [FILE...|-]  time full decodes: bytes, median ns, MB/s, peak memory\n"
@@ -188,6 +193,12 @@ static void bench_help(FILE *f) {
           "  --encode           time rsc_encode writing the decoded payload back as\n"
           "                     Flight (to a writer that drops it) beside the decode of\n"
           "                     the same bytes, in turns: median ns and MB/s of each\n"
+          "  --rewrite          time rsc_rewrite (a prefix rule, a writer that drops\n"
+          "                     the output) beside the decode of the same bytes, in\n"
+          "                     turns; then the streaming rewriter's peak heap fed in\n"
+          "                     64 KiB pieces against the largest row\n"
+          "  --replace-prefix OLD NEW  the rule of --rewrite (default /_next/ ->\n"
+          "                     https://cdn.example/_next/)\n"
           "  --reuse            reset one decoder between decodes (rsc_decoder_reset)\n"
           "                     instead of a new one each time: memory stays mapped\n"
           "  --files-in-turns   time all FILEs in one process, in turns (the file that\n"
@@ -215,6 +226,7 @@ static int usage(FILE *f, int code) {
   else if (command && strcmp(command, "tree") == 0) cli_tree_help(f);
   else if (command && strcmp(command, "stats") == 0) cli_stats_help(f);
   else if (command && strcmp(command, "report") == 0) cli_report_help(f);
+  else if (command && strcmp(command, "rewrite") == 0) cli_rewrite_help(f);
   else top_help(f);
   return code;
 }
@@ -262,10 +274,7 @@ char *cli_read_file(const char *path, size_t *len) {
   return read_all(path, len);
 }
 
-/* Whether the input is an HTML page: its first byte after whitespace and a
- * UTF-8 byte-order mark is '<'. A Flight payload opens with a row id (hex)
- * or a dev row (':'), never with markup. */
-static bool looks_like_page(const char *buf, size_t len) {
+bool cli_looks_like_page(const char *buf, size_t len) {
   size_t i = 0;
   if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
   while (i < len &&
@@ -280,7 +289,7 @@ char *cli_read_payload(const char *path, bool html, size_t *len) {
     fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     return NULL;
   }
-  if (!html && !looks_like_page(buf, *len)) return buf;
+  if (!html && !cli_looks_like_page(buf, *len)) return buf;
   size_t n;
   char *payload = html_payload(path, buf, *len, RSC_HTML_AUTO, &n);
   free(buf);
@@ -976,9 +985,94 @@ static int bench_encode(const char *file, const char *buf, size_t len, uint32_t 
   return rc;
 }
 
+/* bench --rewrite: a decode and a rewrite of the same bytes (the prefix
+ * rule given, by default /_next/ -> https://cdn.example/_next/), in turns
+ * until min_time has passed, each timed alone; then the rewriter's peak
+ * heap fed in pieces of 64 KiB, against the payload's largest row. */
+static int bench_rewrite(const char *file, const char *buf, size_t len, uint32_t flags,
+                         double min_time, const char *from, const char *to, bool json, bool first) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags;
+  rsc_rewrite_rule rule = {{from, strlen(from)}, {to, strlen(to)}};
+  rsc_rewrite_options ro;
+  rsc_rewrite_options_init(&ro);
+  ro.prefix = &rule;
+  ro.prefix_count = 1;
+  size_t cap = 1 << 16, n = 0, out_bytes = 0;
+  double *td = malloc(cap * sizeof *td), *tr = malloc(cap * sizeof *tr);
+  if (!td || !tr) {
+    free(td);
+    free(tr);
+    return 1;
+  }
+  rsc_rewrite_stats st;
+  rsc_error err;
+  double start = now_ns();
+  int rc = 0;
+  while (n < cap && (n < 5 || now_ns() - start < min_time * 1e9)) {
+    double t0 = now_ns();
+    rsc_decoder *d = rsc_decode(buf, len, &opt, NULL);
+    double t1 = now_ns();
+    rsc_decoder_free(d);
+    out_bytes = 0;
+    double t2 = now_ns();
+    rsc_status s = rsc_rewrite(buf, len, &ro, count_bytes, &out_bytes, &err, &st);
+    double t3 = now_ns();
+    if (s != RSC_OK) {
+      cli_report_error(file, &err);
+      rc = 1;
+      break;
+    }
+    td[n] = t1 - t0;
+    tr[n] = t3 - t2;
+    n++;
+  }
+  /* streaming memory: pieces of 64 KiB through a counting allocator */
+  counter cnt = {0, 0};
+  ro.alloc.malloc = c_malloc;
+  ro.alloc.realloc = c_realloc;
+  ro.alloc.free = c_free;
+  ro.alloc.ctx = &cnt;
+  rsc_rewriter *rw = rc ? NULL : rsc_rewriter_new(&ro, count_bytes, &out_bytes);
+  if (rw) {
+    for (size_t at = 0; at < len; at += 65536)
+      if (rsc_rewriter_feed(rw, buf + at, len - at < 65536 ? len - at : 65536)) break;
+    rsc_rewriter_finish(rw);
+    st = *rsc_rewriter_stats(rw);
+    rsc_rewriter_free(rw);
+  }
+  if (!rc) {
+    double md = median_of(td, n), mr = median_of(tr, n);
+    double mbd = md > 0 ? (double)len / md * 1e3 : 0, mbr = mr > 0 ? (double)len / mr * 1e3 : 0;
+    if (json)
+      printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"rewritten_bytes\":%llu,"
+             "\"strings_changed\":%llu,\"rows_changed\":%llu,\"rows\":%llu,"
+             "\"decode_median_ns\":%.0f,\"rewrite_median_ns\":%.0f,\"decode_mb_per_s\":%.1f,"
+             "\"rewrite_mb_per_s\":%.1f,\"largest_row\":%llu,\"stream_peak_bytes\":%zu,"
+             "\"runs\":%zu}",
+             first ? "" : ",", file, len, (unsigned long long)st.bytes_out,
+             (unsigned long long)st.strings_changed, (unsigned long long)st.rows_changed,
+             (unsigned long long)st.rows, md, mr, mbd, mbr, (unsigned long long)st.largest_row,
+             cnt.peak, n);
+    else
+      printf("%s: %zu bytes, %llu of %llu rows and %llu strings changed: decode %.0f ns "
+             "(%.1f MB/s), rewrite %.0f ns (%.1f MB/s), rewrite/decode %.2f; streaming (64 KiB "
+             "pieces) peak heap %zu bytes, largest row %llu bytes (%.2fx); %zu runs\n",
+             file, len, (unsigned long long)st.rows_changed, (unsigned long long)st.rows,
+             (unsigned long long)st.strings_changed, md, mbd, mr, mbr, md > 0 ? mr / md : 0,
+             cnt.peak, (unsigned long long)st.largest_row,
+             st.largest_row ? (double)cnt.peak / (double)st.largest_row : 0, n);
+  }
+  free(td);
+  free(tr);
+  return rc;
+}
+
 static int cmd_bench(int argc, char **argv) {
   int json = 0;
-  bool reuse = false, in_turns = false, html = false, encode = false;
+  bool reuse = false, in_turns = false, html = false, encode = false, rewrite = false;
+  const char *rw_from = "/_next/", *rw_to = "https://cdn.example/_next/";
   double min_time = 1.0;
   long long chunks[BENCH_MAX_CONFIGS], threads[BENCH_MAX_CONFIGS];
   int nchunks = 0, nthreads = 0;
@@ -997,7 +1091,11 @@ static int cmd_bench(int argc, char **argv) {
     else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--reuse") == 0) reuse = true;
     else if (strcmp(a, "--encode") == 0) encode = true;
-    else if (strcmp(a, "--html") == 0) html = true;
+    else if (strcmp(a, "--rewrite") == 0) rewrite = true;
+    else if (strcmp(a, "--replace-prefix") == 0 && i + 2 < argc) {
+      rw_from = argv[++i];
+      rw_to = argv[++i];
+    } else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--files-in-turns") == 0) in_turns = true;
     else if (strcmp(a, "--min-time") == 0 && i + 1 < argc) min_time = atof(argv[++i]);
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc)
@@ -1022,9 +1120,9 @@ static int cmd_bench(int argc, char **argv) {
     free(files);
     return usage(stderr, 2);
   }
-  if (encode) {
-    if (in_turns || nchunks > 1 || nthreads > 1 || chunks[0] || threads[0] != 1 || reuse ||
-        (flags & (RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK))) {
+  if (encode || rewrite) {
+    if (encode == rewrite || in_turns || nchunks > 1 || nthreads > 1 || chunks[0] ||
+        threads[0] != 1 || reuse || (flags & (RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK))) {
       free(files);
       return usage(stderr, 2);
     }
@@ -1037,7 +1135,9 @@ static int cmd_bench(int argc, char **argv) {
         rc = 1;
         continue;
       }
-      if (bench_encode(files[f], buf, len, flags, min_time, json, f == 0)) rc = 1;
+      if (encode ? bench_encode(files[f], buf, len, flags, min_time, json, f == 0)
+                 : bench_rewrite(files[f], buf, len, flags, min_time, rw_from, rw_to, json, f == 0))
+        rc = 1;
       free(buf);
     }
     if (json) printf("\n]\n");
@@ -1117,6 +1217,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "tree") == 0) return cli_tree_main(argc - 2, argv + 2);
   if (strcmp(cmd, "stats") == 0) return cli_stats_main(argc - 2, argv + 2);
   if (strcmp(cmd, "report") == 0) return cli_report_main(argc - 2, argv + 2);
+  if (strcmp(cmd, "rewrite") == 0) return cli_rewrite_main(argc - 2, argv + 2);
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
     printf("rscflight %s\n", rsc_version());
     return 0;

@@ -36,6 +36,7 @@ The full C API of include/rscflight.h is available as ``rscflight.lib``
 
 import array
 import datetime
+import json
 import reprlib
 import sys
 
@@ -668,3 +669,230 @@ class Decoder:
 
     def __exit__(self, *exc):
         self.close()
+
+
+# --- rewriting (src/rewrite.c) ------------------------------------------------
+
+
+def _bytes(s, what):
+    if isinstance(s, str):
+        return s.encode("utf-8", "surrogatepass")
+    if isinstance(s, (bytes, bytearray, memoryview)):
+        return bytes(s)
+    raise TypeError("rscflight.rewrite: %s must be str or bytes, not %s" % (what, type(s).__name__))
+
+
+def _text(b):
+    try:
+        return b.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return b.decode("utf-8", "replace")
+
+
+class RewritePlace(tuple):
+    """Where a string is: (row, tag, path). row: the row id; tag: "" for a
+    model row, "T", "H" or "I"; path: the keys (str) and indexes (int) from
+    the row's value down to the string."""
+
+    __slots__ = ()
+
+    def __new__(cls, row, tag, path):
+        return tuple.__new__(cls, (row, tag, path))
+
+    row = property(lambda self: self[0])
+    tag = property(lambda self: self[1])
+    path = property(lambda self: self[2])
+
+    def __repr__(self):
+        return "RewritePlace(row=%r, tag=%r, path=%r)" % self
+
+
+class Rewriter:
+    """A streaming rewrite (rsc_rewriter): feed(bytes) returns the rewritten
+    rows completed so far, finish() the rest; stats after. Arguments as
+    rewrite()'s."""
+
+    def __init__(self, replace=None, *, exact=None, keys=None, drop_props=None, set_props=None,
+                 fn=None, hints=True, imports=True):
+        self._keep = []  # every buffer the options point into
+        o = ffi.new("rsc_rewrite_options *")
+        lib.rsc_rewrite_options_init(o)
+        self._opts = o
+
+        def rules(pairs, what, to_json=False):
+            pairs = list(pairs.items() if isinstance(pairs, dict) else pairs or ())
+            arr = ffi.new("rsc_rewrite_rule[]", max(len(pairs), 1))
+            for i, (a, b) in enumerate(pairs):
+                a = _bytes(a, what)
+                if to_json:
+                    b = json.dumps(b, ensure_ascii=False, separators=(",", ":"),
+                                   allow_nan=False).encode("utf-8", "surrogatepass")
+                else:
+                    b = _bytes(b, what)
+                ca, cb = ffi.new("char[]", a), ffi.new("char[]", b)
+                self._keep += [ca, cb]
+                setattr(arr[i], "from", (ca, len(a)))
+                arr[i].to = (cb, len(b))
+            self._keep.append(arr)
+            return arr, len(pairs)
+
+        def strs(items, what):
+            items = [items] if isinstance(items, (str, bytes)) else list(items or ())
+            arr = ffi.new("rsc_rewrite_str[]", max(len(items), 1))
+            for i, s in enumerate(items):
+                s = _bytes(s, what)
+                c = ffi.new("char[]", s)
+                self._keep.append(c)
+                arr[i] = (c, len(s))
+            self._keep.append(arr)
+            return arr, len(items)
+
+        o.prefix, o.prefix_count = rules(replace, "replace")
+        o.exact, o.exact_count = rules(exact, "exact")
+        o.keys, o.keys_count = strs(keys, "keys")
+        o.drop_props, o.drop_props_count = strs(drop_props, "drop_props")
+        o.set_props, o.set_props_count = rules(set_props, "set_props", to_json=True)
+        if not hints:
+            o.flags |= lib.RSC_REWRITE_NO_HINTS
+        if not imports:
+            o.flags |= lib.RSC_REWRITE_NO_IMPORTS
+        self._error = None
+        if fn is not None:
+            out_keep = [None]
+
+            def string_fn(ctx, place, s, n, out, out_len):
+                try:
+                    path = []
+                    for k in range(place.depth):
+                        st = place.path[k]
+                        path.append(_text(ffi.buffer(st.key, st.key_len)[:])
+                                    if st.key != ffi.NULL else st.index)
+                    tag = chr(ord(place.tag)) if place.tag != b"\0" else ""
+                    r = fn(_text(ffi.buffer(s, n)[:]), RewritePlace(place.row_id, tag, tuple(path)))
+                    if r is None:
+                        return 0
+                    b = _bytes(r, "fn's result")
+                    c = ffi.new("char[]", b)
+                    out_keep[0] = c
+                    out[0] = c
+                    out_len[0] = len(b)
+                    return 1
+                except BaseException as e:  # re-raised by feed/finish
+                    self._error = e
+                    return -1
+
+            self._fn = ffi.callback("int(*)(void *, const rsc_rewrite_place *, const char *, "
+                                    "size_t, const char **, size_t *)", string_fn)
+            o.fn = self._fn
+        self._out = []
+
+        def write(ctx, buf, n):
+            self._out.append(ffi.buffer(buf, n)[:])
+            return 0
+
+        self._write = ffi.callback("int(*)(void *, const char *, size_t)", write)
+        rw = lib.rsc_rewriter_new(o, self._write, ffi.NULL)
+        if rw == ffi.NULL:
+            if o.set_props_count:
+                raise ValueError("rscflight.rewrite: a set_props value is not JSON")
+            raise MemoryError("rscflight.rewrite: no memory for a rewriter")
+        self._rw = ffi.gc(rw, lib.rsc_rewriter_free)
+
+    def _check(self, st):
+        if self._error is not None:
+            e, self._error = self._error, None
+            raise e
+        if st != lib.RSC_OK:
+            e = lib.rsc_rewriter_error(self._rw)
+            if e.code == lib.RSC_ERR_NOMEM:
+                raise MemoryError("rscflight.rewrite: out of memory")
+            raise DecodeError(ffi.string(e.msg).decode() if e.msg != ffi.NULL else "error",
+                              e.offset, None if e.row_id < 0 else e.row_id, e.code)
+        out = b"".join(self._out)
+        self._out.clear()
+        return out
+
+    def feed(self, data):
+        data = _bytes(data, "data")
+        return self._check(lib.rsc_rewriter_feed(self._rw, data, len(data)))
+
+    def finish(self):
+        return self._check(lib.rsc_rewriter_finish(self._rw))
+
+    def _rewrite_page(self, page):
+        """The page (bytes) with its inlined payload rewritten by this
+        rewriter's options (rsc_rewrite_html)."""
+        out = ffi.new("char **")
+        out_len = ffi.new("size_t *")
+        err = ffi.new("rsc_error *")
+        st = lib.rsc_rewrite_html(page, len(page), lib.RSC_HTML_AUTO, self._opts, out, out_len,
+                                  ffi.NULL, err)
+        if self._error is not None:
+            e, self._error = self._error, None
+            raise e
+        if st != lib.RSC_OK:
+            if st == lib.RSC_ERR_NOMEM:
+                raise MemoryError("rscflight.rewrite: out of memory")
+            raise DecodeError(ffi.string(err.msg).decode() if err.msg != ffi.NULL else "error",
+                              err.offset, None if err.row_id < 0 else err.row_id, err.code)
+        try:
+            return ffi.buffer(out[0], out_len[0])[:]
+        finally:
+            lib.rsc_free(out[0])
+
+    @property
+    def stats(self):
+        """rows, rows_changed, strings_changed, props_dropped, props_set,
+        bytes_in, bytes_out, as a dict."""
+        s = lib.rsc_rewriter_stats(self._rw)
+        return {k: getattr(s, k) for k in ("rows", "rows_changed", "strings_changed",
+                                           "props_dropped", "props_set", "bytes_in", "bytes_out")}
+
+
+def _looks_like_page(data):
+    """Whether data is an HTML page: its first byte after whitespace and a
+    UTF-8 byte-order mark is '<' (as the CLI tells; a Flight payload opens
+    with a row id or ':', never with markup)."""
+    i = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    while i < len(data) and data[i] in b" \t\n\r\f":
+        i += 1
+    return data[i:i + 1] == b"<"
+
+
+def rewrite(data, replace=None, *, exact=None, keys=None, drop_props=None, set_props=None,
+            fn=None, hints=True, imports=True, html=None):
+    """A Flight payload (bytes) rewritten by rules, as bytes; or an HTML page
+    that inlines one, rewritten as a page.
+
+    replace: {old_prefix: new_prefix} (the first that matches); exact:
+    {old: new}, tried first; keys: only strings whose nearest object key is
+    one of these (model rows; hint and I row URLs always); drop_props: keys
+    whose object members are dropped; set_props: {key: value} members whose
+    value becomes value (written as JSON); fn(value, place) -> str or None,
+    for each string after the rules (place: RewritePlace); hints=False and
+    imports=False leave the URLs of H rows and the chunk lists of I rows
+    alone. Strings are decoded values: "$$x" in a row is "$x"; other "$"
+    strings are references and never matched. Rows no rule changes come
+    back byte for byte; T rows get their new length. Raises DecodeError
+    (msg, offset, row) for bad input.
+
+    html: True for an HTML page (Next.js self.__next_f pushes or
+    rsc-html-stream __FLIGHT_DATA pushes), False for a payload, None (the
+    default) to tell by the data: a page opens with '<' (after whitespace
+    and a UTF-8 byte-order mark). A page comes back with its inlined payload
+    rewritten (rsc_rewrite_html): the pushes whose bytes changed have their
+    string literal written again, escaped as the framework escapes it, and
+    every other byte is as it was. DecodeError offsets are then offsets in
+    the page.
+    """
+    rw = Rewriter(replace, exact=exact, keys=keys, drop_props=drop_props, set_props=set_props,
+                  fn=fn, hints=hints, imports=imports)
+    data = _bytes(data, "data")
+    if html is None:
+        html = _looks_like_page(data)
+    if not html:
+        return rw.feed(data) + rw.finish()
+    return rw._rewrite_page(data)
+
+
+__all__ += ["rewrite", "Rewriter", "RewritePlace"]
