@@ -112,6 +112,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
 
 #include "arena.h"
 #include "hex.h"
@@ -918,6 +921,31 @@ static rsc_status jstr_open(rsc_html_js *j, rsc_html_str *t) {
   return RSC_OK;
 }
 
+/* The first offset at or after i (e when none) whose byte is not printable
+ * ASCII (below 0x20 or from 0x80), or is the quote q or a backslash. */
+#if defined(__SSE2__)
+static inline size_t ascii_run(const uint8_t *s, size_t i, size_t e, uint8_t q) {
+  /* Signed bytes: 0x80-0xFF are negative, so one compare below 0x20 takes
+   * controls and non-ASCII together. */
+  const __m128i quote = _mm_set1_epi8((char)q), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
+  while (i + 16 <= e) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bs)),
+                             _mm_cmplt_epi8(x, sp));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask) return i + (size_t)__builtin_ctz(mask);
+    i += 16;
+  }
+  while (i < e && s[i] >= 0x20 && s[i] < 0x80 && s[i] != q && s[i] != '\\') i++;
+  return i;
+}
+#else
+static inline size_t ascii_run(const uint8_t *s, size_t i, size_t e, uint8_t q) {
+  while (i < e && s[i] >= 0x20 && s[i] < 0x80 && s[i] != q && s[i] != '\\') i++;
+  return i;
+}
+#endif
+
 /*
  * A string literal as TextEncoder.encode() sees it: appended as UTF-8 when
  * emit is set, only validated otherwise.
@@ -931,6 +959,15 @@ static rsc_status jstr_text(rsc_html_js *j, bool emit) {
   for (;;) {
     uint8_t b[8];
     size_t k = 0;
+    if (!hi) {
+      /* A run of printable ASCII other than the quote and the backslash
+       * reads as itself and encodes as itself: one copy. */
+      size_t run = ascii_run(t.s, t.p, t.e, t.q);
+      if (run > t.p) {
+        if (emit && out_bytes(j->x, t.s + t.p, run - t.p, t.p)) return j->x->err.code;
+        t.p = run;
+      }
+    }
     r = jstr_next(j->x, &t, &cp, &off);
     if (r < 0) return j->x->err.code;
     if (r == 0) {
