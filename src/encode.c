@@ -82,6 +82,7 @@ typedef struct enc {
   bool no_id;                /* the row being made had no id              */
   uintptr_t row_root;        /* the identity of the value of the row being made  */
   bool fail;                 /* out of memory                                    */
+  bool streaming;            /* rsc_encode_ready: chunks read only when safe (below) */
 } enc;
 
 /* id in lowercase hex (a negative id as its two's complement, as "%llx"
@@ -619,6 +620,18 @@ static void write_row(enc *e, size_t r) {
     }
     return;
   }
+  if (row->pieces > 1 && st && st->kind == RSC_STREAM_BYTES) {
+    /* a row that arrived in pieces, one item each: the row as sent */
+    uint32_t i = e->infos[r].item;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++) total += st->items[i + k].len;
+    row_head(e, row->id, row->tag);
+    put_hex(e, (int64_t)total);
+    put(e, ",", 1);
+    for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++)
+      put(e, (const char *)st->items[i + k].u.bytes, st->items[i + k].len);
+    return;
+  }
   if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
   else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
 }
@@ -659,6 +672,67 @@ static void emit_ready(enc *e, size_t n) {
   }
 }
 
+/* Row r's place in the tables: its chunk (read), whether it belongs to a
+ * stream and which item it carries, and the row its id names. */
+static void note_row(enc *e, size_t r) {
+  rsc_decoder *d = e->d;
+  const rsc_logged_row *row = &d->rowlog.rows[r];
+  rsc_chunk *c = rsc__find_chunk(d, row->id);
+  if (c && !e->streaming) rsc__read_chunk(d, c);
+  if (d->err.code) return;
+  e->infos[r].chunk = c;
+  if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' && row->tag != 'x') {
+    /* a stream's later row: the next item, or its end (C, E) */
+    uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
+    e->infos[r].stream = c->stream;
+    e->infos[r].item = *n;
+    if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag)))
+      *n += row->pieces;
+    return;
+  }
+  if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
+      (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
+    if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
+        !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
+      e->fail = true;
+  }
+}
+
+/* What stands for row r's own value elsewhere. false: its chunk has not
+ * settled yet, so it is not known. */
+static bool register_row(enc *e, size_t r) {
+  rsc_decoder *d = e->d;
+  const rsc_logged_row *row = &d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  if (!c || e->infos[r].stream) return true;
+  if (c->stream) {
+    put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
+    return true;
+  }
+  if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E') return true;
+  if (c->state != CS_FULFILLED) return c->state == CS_REJECTED || c->state == CS_HALTED;
+  const rsc_node *v = unwrap(d, &c->value);
+  if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
+    if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+  } else if (v->kind == RSC_BINARY) {
+    /* emitted as its own row where it is first met; a path after */
+    put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
+  } else {
+    put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
+  }
+  return true;
+}
+
+/* The form the log noted at i: its value's first meeting is that form,
+ * and the row it names was written where the server met it. */
+static void note_form(enc *e, size_t i) {
+  const rsc_logged_form *f = &e->d->rowlog.forms[i];
+  char form[2] = {f->form, 0};
+  int64_t row = row_of(e, f->id);
+  put_id_ref(e, &e->firsts, f->identity, form, f->id, row);
+  if (row >= 0) e->rows[row].outlined = true;
+}
+
 /* What stands for each row's own value, the forms the log noted, and
  * which rows belong to streams. */
 static void prepare(enc *e) {
@@ -669,50 +743,11 @@ static void prepare(enc *e) {
   for (size_t i = 0; i < l->protos_len && !e->fail; i++)
     if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[i].member, (uint32_t)i)) e->fail = true;
   for (size_t r = 0; r < l->len && !e->fail; r++) {
-    const rsc_logged_row *row = &l->rows[r];
-    rsc_chunk *c = rsc__find_chunk(d, row->id);
-    if (c) rsc__read_chunk(d, c);
+    note_row(e, r);
     if (d->err.code) return;
-    e->infos[r].chunk = c;
-    if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' &&
-        row->tag != 'x') {
-      /* a stream's later row: the next item, or its end (C, E) */
-      uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
-      e->infos[r].stream = c->stream;
-      e->infos[r].item = *n;
-      if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag))) (*n)++;
-      continue;
-    }
-    if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
-        (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
-      if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
-          !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
-        e->fail = true;
-    }
-    if (!c) continue;
-    if (c->stream) {
-      put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
-      continue;
-    }
-    if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E' || c->state != CS_FULFILLED)
-      continue;
-    const rsc_node *v = unwrap(d, &c->value);
-    if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
-      if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
-    } else if (v->kind == RSC_BINARY) {
-      /* emitted as its own row where it is first met; a path after */
-      put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
-    } else {
-      put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
-    }
+    register_row(e, r);
   }
-  for (size_t i = 0; i < l->forms_len && !e->fail; i++) {
-    const rsc_logged_form *f = &l->forms[i];
-    char form[2] = {f->form, 0};
-    int64_t row = row_of(e, f->id);
-    put_id_ref(e, &e->firsts, f->identity, form, f->id, row);
-    if (row >= 0) e->rows[row].outlined = true;
-  }
+  for (size_t i = 0; i < l->forms_len && !e->fail; i++) note_form(e, i);
 }
 
 /* What an encode allocates, kept in the decoder for the next encode of it
@@ -846,4 +881,367 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   if (d->err.code) return d->err.code;
   if (e.fail) return RSC_ERR_NOMEM;
   return st;
+}
+
+/* ---- streaming: rows written as their chunks settle ---------------------- */
+
+/* The state of rsc_encode_ready between calls, in the decoder: the
+ * writer's tables as rsc_encode fills them, filled as rows come. */
+struct rsc_enc_stream {
+  enc e;
+  size_t cap;        /* rows, infos, item_index and flags, by log index   */
+  uint8_t *flags;    /* ES_ bits, by log index                            */
+  size_t noted;      /* rows note_row has seen                            */
+  size_t registered; /* the rows before it have their values registered  */
+  size_t forms;      /* forms note_form has seen                          */
+  size_t tails, protos;
+  size_t make_next;  /* the log index of the next row to make in order   */
+  size_t clear_row;  /* a settled model row that no form names: the rows
+                        before it are not the entries of a later form    */
+  rsc_idmap seen;    /* settled_deep's containers                          */
+  rsc_status status; /* sticky: the writer failed, or memory ran out      */
+  bool done;         /* the final call wrote the rest                      */
+};
+
+enum { ES_REGISTERED = 1, ES_SETTLED = 2 };
+
+void rsc__encode_stream_free(struct rsc_enc_stream *s) {
+  if (!s) return;
+  enc *e = &s->e;
+  for (size_t r = 0; r < s->cap && e->rows; r++) free(e->rows[r].p);
+  rsc__idmap_free(&e->written);
+  rsc__idmap_free(&e->firsts);
+  rsc__idmap_free(&e->texts);
+  rsc__idmap_free(&e->rowidx);
+  rsc__idmap_free(&e->protos);
+  rsc__idmap_free(&e->tails);
+  rsc__idmap_free(&s->seen);
+  free(e->refs);
+  free(e->rows);
+  free(e->infos);
+  free(e->item_index);
+  free(e->sink.p);
+  free(e->scratch.p);
+  free(s->flags);
+  free(s);
+}
+
+/* Room for n rows, the new ones zeroed; false: out of memory. */
+static bool stream_grow(struct rsc_enc_stream *s, size_t n) {
+  if (n <= s->cap) return true;
+  size_t cap = s->cap ? s->cap : 64;
+  while (cap < n) cap *= 2;
+  enc *e = &s->e;
+  row_text *rows = (row_text *)realloc(e->rows, cap * sizeof *rows);
+  if (rows) e->rows = rows;
+  row_info *infos = (row_info *)realloc(e->infos, cap * sizeof *infos);
+  if (infos) e->infos = infos;
+  uint32_t *items = (uint32_t *)realloc(e->item_index, cap * sizeof *items);
+  if (items) e->item_index = items;
+  uint8_t *flags = (uint8_t *)realloc(s->flags, cap);
+  if (flags) s->flags = flags;
+  if (!rows || !infos || !items || !flags) return false;
+  memset(rows + s->cap, 0, (cap - s->cap) * sizeof *rows);
+  memset(infos + s->cap, 0, (cap - s->cap) * sizeof *infos);
+  memset(items + s->cap, 0, (cap - s->cap) * sizeof *items);
+  memset(flags + s->cap, 0, cap - s->cap);
+  s->cap = cap;
+  return true;
+}
+
+/* Whether v holds no internal chunk still waiting (an element blocked on
+ * a row not settled yet), which the writer writes as null now and as its
+ * value once it settles. seen: the containers already looked at. */
+static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth) {
+  v = unwrap(e->d, v);
+  if (v->kind == RSC_LAZY && v->u.chunk->id < 0)
+    return v->u.chunk->state == CS_REJECTED || v->u.chunk->state == CS_HALTED;
+  if (v->kind != RSC_ARRAY && v->kind != RSC_OBJECT && v->kind != RSC_ELEMENT) return true;
+  if (depth >= e->max_depth) return true; /* the writer stops there too */
+  uintptr_t id = rsc__writer_identity(v);
+  if (id) {
+    uint32_t *slot = rsc__idmap_slot(seen, id);
+    if (!slot) {
+      e->fail = true;
+      return false;
+    }
+    if (*slot != RSC_IDMAP_NONE) return true;
+    *slot = 0;
+  }
+  switch (v->kind) {
+  case RSC_ARRAY:
+    for (uint32_t i = 0; i < v->len; i++)
+      if (!settled_deep(e, seen, &v->u.items[i], depth + 1)) return false;
+    return true;
+  case RSC_OBJECT:
+    for (uint32_t i = 0; i < v->len; i++)
+      if (!settled_deep(e, seen, &v->u.members[i].val, depth + 1)) return false;
+    return true;
+  default: {
+    const rsc_element *el = v->u.el;
+    if (!settled_deep(e, seen, &el->type, depth + 1) ||
+        !settled_deep(e, seen, &el->key, depth + 1) ||
+        !settled_deep(e, seen, &el->props, depth + 1))
+      return false;
+    uint32_t t =
+        (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el) : RSC_IDMAP_NONE;
+    if (t != RSC_IDMAP_NONE) {
+      const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
+      for (uint32_t i = 0; i < tl->n; i++)
+        if (!settled_deep(e, seen, &tl->slots[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  }
+}
+
+/* Whether the "$" strings of a row's JSON read only chunks that have
+ * arrived (and whose own JSON does so): then reading it now revives what
+ * reading it after the end would. A read that met a chunk still to come
+ * would wait on it where the decode of the whole payload, reading later,
+ * meets it settled or being read, and may revive otherwise (a cycle
+ * through it). seen: the chunks looked at. */
+static bool refs_arrived(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth);
+
+static bool chunk_arrived(enc *e, rsc_idmap *seen, rsc_chunk *c, uint32_t depth) {
+  if (!c || c->state == CS_PENDING) return false;
+  if (c->state != CS_RESOLVED_MODEL || c->json_failed) return true;
+  uint32_t *slot = rsc__idmap_slot(seen, (uintptr_t)c);
+  if (!slot) {
+    e->fail = true;
+    return false;
+  }
+  if (*slot != RSC_IDMAP_NONE) return true;
+  *slot = 0;
+  return refs_arrived(e, seen, &c->value, depth + 1);
+}
+
+static bool refs_arrived(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth) {
+  if (depth > 64) return false;
+  if (v->kind == RSC_STRING) {
+    if (!(v->flags & NF_DOLLAR) || v->len < 2) return true;
+    const char *p = v->u.str + 1;
+    size_t n = v->len - 1;
+    switch (p[0]) {
+    case 'h':
+    case 'F':
+    case 'Q':
+    case 'W':
+    case 'B':
+    case 'K':
+    case 'i':
+    case 'Z':
+    case 'P': p++, n--; break; /* a form: the row after it */
+    default:
+      if (!((p[0] >= '0' && p[0] <= '9') || (p[0] >= 'a' && p[0] <= 'f'))) return true;
+      break;
+    }
+    rsc_chunk *c = rsc__find_chunk(e->d, rsc__parse_ref_id(p, n));
+    return chunk_arrived(e, seen, c, depth);
+  }
+  if (v->kind == RSC_ARRAY && (v->flags & NF_WALK)) {
+    /* a tuple the JSON stage kept without its marker slot has one item
+     * fewer than its length */
+    uint32_t skip = v->sub == ARR_NO_MARKER;
+    for (uint32_t i = skip; i < v->len; i++)
+      if (!refs_arrived(e, seen, &v->u.items[i - skip], depth)) return false;
+  } else if (v->kind == RSC_OBJECT && (v->flags & NF_WALK)) {
+    for (uint32_t i = 0; i < v->len; i++)
+      if (!refs_arrived(e, seen, &v->u.members[i].val, depth)) return false;
+  }
+  return true;
+}
+
+/* Reads c when that revives what a read after the end would; false: it
+ * is left unread for now. */
+static bool safe_read(struct rsc_enc_stream *s, rsc_chunk *c) {
+  if (c->state == CS_RESOLVED_MODEL) {
+    idmap_clear(&s->seen);
+    if (!chunk_arrived(&s->e, &s->seen, c, 0)) return false;
+    rsc__read_chunk(s->e.d, c);
+  }
+  return true;
+}
+
+/* A chunk's value as the writer will write it for good: settled, and
+ * nothing in it waiting. */
+static bool chunk_final(struct rsc_enc_stream *s, rsc_chunk *c) {
+  if (!safe_read(s, c)) return false;
+  if (c->state == CS_REJECTED || c->state == CS_HALTED) return true;
+  if (c->state != CS_FULFILLED) return false;
+  if (!c->reaches) return true; /* built from its own row alone */
+  idmap_clear(&s->seen);
+  return settled_deep(&s->e, &s->seen, &c->value, 0);
+}
+
+/* Whether a row's value could be the entries of a form a later row names
+ * ("$Q", "$W", "$K", "$B", "$i": arrays; "$h": {id, bound}; "$Z": a
+ * development error): the server writes such a row just before the row
+ * that names it, and the writer makes it inside that row. */
+static bool form_candidate(enc *e, rsc_chunk *c) {
+  if (c->state != CS_FULFILLED) return false;
+  const rsc_node *v = unwrap(e->d, &c->value);
+  if (v->kind == RSC_ARRAY) return true;
+  if (v->kind != RSC_OBJECT) return false;
+  if (e->d->dev) return true;
+  for (uint32_t i = 0; i < v->len; i++)
+    if (rsc__member_klen(&v->u.members[i]) == 5 && !memcmp(v->u.members[i].key, "bound", 5))
+      return true;
+  return false;
+}
+
+/* Whether a model row after r has settled to a value no form can name:
+ * the row that names r by a form, if one does, came before it (the
+ * server writes a row's outlined entries just before the row), and its
+ * forms are noted. */
+static bool form_namer_seen(struct rsc_enc_stream *s, size_t r) {
+  enc *e = &s->e;
+  if (s->clear_row > r) return true;
+  const struct rsc_rowlog *l = &e->d->rowlog;
+  for (size_t q = r + 1; q < s->noted; q++) {
+    rsc_chunk *c = e->infos[q].chunk;
+    if (l->rows[q].tag != 0 || !c || e->infos[q].stream || c->stream) continue;
+    if (!safe_read(s, c)) continue;
+    if (c->state == CS_FULFILLED && !form_candidate(e, c)) {
+      s->clear_row = q;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Whether row r's text is final: what write_row writes for it now is what
+ * it writes once the payload has ended. */
+static bool row_final(struct rsc_enc_stream *s, size_t r) {
+  enc *e = &s->e;
+  if (s->flags[r] & ES_SETTLED) return true;
+  const rsc_logged_row *row = &e->d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  rsc_stream *st = e->infos[r].stream;
+  bool ok;
+  if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'R' || row->tag == 'r' ||
+      row->tag == 'X' || row->tag == 'x' || row->tag == 'E') {
+    ok = true;
+  } else if (st) {
+    uint32_t i = e->infos[r].item + (row->pieces - 1);
+    if (i >= st->len) ok = st->closed; /* an item the stream dropped, or to come */
+    else if (st->kind == RSC_STREAM_TEXT || st->kind == RSC_STREAM_BYTES) ok = true;
+    else ok = chunk_final(s, st->slots[i]);
+  } else if (!c) {
+    ok = true;
+  } else {
+    ok = chunk_final(s, c);
+  }
+  if (ok) s->flags[r] |= ES_SETTLED;
+  return ok;
+}
+
+/* Whether row r can be made now: its text is final, so is that of the
+ * outlined rows before it that it may make, and it is not the entries of
+ * a form a row still to come may name. */
+static bool row_ready(struct rsc_enc_stream *s, size_t r) {
+  enc *e = &s->e;
+  if (!row_final(s, r)) return false;
+  for (size_t q = e->emit_next; q < r; q++)
+    if (e->rows[q].state == 0 && !row_final(s, q)) return false;
+  const rsc_logged_row *row = &e->d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  if (row->tag == 0 && c && !e->infos[r].stream && !c->stream && form_candidate(e, c))
+    return form_namer_seen(s, r);
+  return true;
+}
+
+/* Takes in what stands for the values of the rows that settled, and the
+ * forms, development element tails and "__proto__" values the log
+ * gained (reading a chunk adds them). A form waits for the row it
+ * names (a reference that waited names a row to come, and is noted when
+ * it arrives), but at the end. */
+static void stream_take_notes(struct rsc_enc_stream *s, bool end) {
+  enc *e = &s->e;
+  const struct rsc_rowlog *l = &e->d->rowlog;
+  while (s->registered < s->noted && (s->flags[s->registered] & ES_REGISTERED)) s->registered++;
+  for (size_t r = s->registered; r < s->noted && !e->fail && !e->d->err.code; r++)
+    if (!(s->flags[r] & ES_REGISTERED) && register_row(e, r)) s->flags[r] |= ES_REGISTERED;
+  for (; s->tails < l->tails_len && !e->fail; s->tails++)
+    if (!rsc__idmap_put(&e->tails, (uintptr_t)l->tails[s->tails].element, (uint32_t)s->tails))
+      e->fail = true;
+  for (; s->protos < l->protos_len && !e->fail; s->protos++)
+    if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[s->protos].member, (uint32_t)s->protos))
+      e->fail = true;
+  for (; s->forms < l->forms_len && !e->fail; s->forms++) {
+    if (!end && row_of(e, l->forms[s->forms].id) < 0) break;
+    note_form(e, s->forms);
+  }
+}
+
+/* Takes in the rows the log gained since the last call (their places, and
+ * what stands for their values once settled), then the notes. */
+static void stream_note(struct rsc_enc_stream *s, bool end) {
+  enc *e = &s->e;
+  rsc_decoder *d = e->d;
+  const struct rsc_rowlog *l = &d->rowlog;
+  if (!stream_grow(s, l->len + 1)) {
+    e->fail = true;
+    return;
+  }
+  /* (a 'b' row with pieces to come is noted once it has them all: the
+   * items it makes count) */
+  size_t whole = l->len - (!end && l->piece_open);
+  for (; s->noted < whole && !e->fail && !d->err.code; s->noted++) note_row(e, s->noted);
+  /* at the end every row is read, in order, as rsc_encode reads them */
+  for (size_t r = 0; end && r < s->noted && !d->err.code; r++)
+    if (e->infos[r].chunk) rsc__read_chunk(d, e->infos[r].chunk);
+  stream_take_notes(s, end);
+}
+
+rsc_status rsc_encode_ready(rsc_decoder *d, rsc_write_fn write, void *ctx) {
+  if (!d || !write) return RSC_ERR_STATE;
+  if (d->err.code) return d->err.code;
+  if (!(d->opt.flags & RSC_OPT_KEEP_ROWS)) return RSC_ERR_STATE;
+  struct rsc_enc_stream *s = d->enc_stream;
+  if (!s) {
+    s = (struct rsc_enc_stream *)calloc(1, sizeof *s);
+    if (!s) return RSC_ERR_NOMEM;
+    s->e.sink.p = (char *)malloc(RSC_TEXT_PIECE);
+    if (!s->e.sink.p) {
+      free(s);
+      return RSC_ERR_NOMEM;
+    }
+    s->e.sink.cap = RSC_TEXT_PIECE;
+    s->e.max_depth = d->opt.limits.max_depth + 64;
+    s->e.streaming = true;
+    d->enc_stream = s;
+  }
+  if (s->status) return s->status;
+  if (s->done) return RSC_OK;
+  enc *e = &s->e;
+  e->d = d;
+  e->sink.write = write;
+  e->sink.ctx = ctx;
+  bool end = d->closed;
+  stream_note(s, end);
+  size_t n = s->noted;
+  /* the rows in order, as rsc_encode's first pass makes them, up to the
+   * first whose text may still change; rows a form names are made inside
+   * the row that names them */
+  for (; s->make_next < n && !e->fail && !d->err.code && !e->sink.status; s->make_next++) {
+    size_t r = s->make_next;
+    if (e->rows[r].state || e->rows[r].outlined) continue;
+    if (!end && !row_ready(s, r)) break;
+    stream_take_notes(s, end); /* what the reads on the way noted */
+    make_row(e, r);
+    emit_ready(e, n);
+  }
+  if (end && s->make_next == n) {
+    for (size_t r = 0; r < n && !e->fail && !d->err.code && !e->sink.status; r++) {
+      make_row(e, r);
+      emit_ready(e, n);
+    }
+    s->done = !e->fail && !d->err.code && !e->sink.status;
+  }
+  if (!e->fail && !d->err.code) rsc__text_flush(&e->sink);
+  if (d->err.code) return d->err.code;
+  if (e->fail) s->status = RSC_ERR_NOMEM;
+  else if (e->sink.status) s->status = e->sink.status;
+  return s->status;
 }
