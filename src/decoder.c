@@ -119,6 +119,8 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   else rsc_options_init(&o);
   /* internal: rsc__decoder_set_parse_only and _walk */
   o.flags &= ~(RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK);
+  /* the writer asks which values a reference placed (encode.c) */
+  if (o.flags & RSC_OPT_KEEP_ROWS) o.flags |= RSC_OPT_TRACK_SHARED;
   fill_limits(&o.limits);
   rsc_alloc al = o.alloc;
   if (default_alloc(&al)) {

@@ -23,6 +23,7 @@
 #include "revive.h"
 #include "rowlog.h"
 #include "rowtags.h"
+#include "shared.h"
 #include "textout.h"
 
 /* What the writer may write for a value: a row's reference ("$5", "$Q2":
@@ -308,15 +309,38 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
   }
 }
 
-/* The reference of the container a value sits in (NO_REF: it has none). */
-typedef uint32_t path_ref;
+/* The reference of a container being written, for the paths of what it
+ * holds: made when a value below it needs it (a container the decoder
+ * placed only once gets none of its own, as no second meeting can ask for
+ * it), so a frame keeps what makes it: the frame of the container around
+ * and the key. NULL: no reference (a row's top, a parent without one). */
+typedef struct pframe {
+  const struct pframe *up;
+  uint32_t ref; /* LAZY_REF: not made yet; NO_REF: none */
+  uint32_t klen;
+  const char *key;
+  uint32_t index;
+} pframe;
 #define NO_REF RSC_IDMAP_NONE
+#define LAZY_REF (RSC_IDMAP_NONE - 1)
 
-static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
+/* The server's parentReference + ':' + key, recorded only below a parent
+ * with a reference and under a key without a ':'. */
+static uint32_t frame_ref(enc *e, pframe *f) {
+  if (!f) return NO_REF;
+  if (f->ref != LAZY_REF) return f->ref;
+  uint32_t up = frame_ref(e, (pframe *)f->up);
+  f->ref = NO_REF;
+  if (up != NO_REF && !(f->key && memchr(f->key, ':', f->klen)))
+    f->ref = add_path(e, up, f->key, f->klen, f->index);
+  return f->ref;
+}
+
+static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key, size_t klen,
                       uint32_t index, bool top);
-static void put_container(enc *e, const rsc_node *v, path_ref self);
+static void put_container(enc *e, const rsc_node *v, pframe *self);
 
-static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i) {
+static void put_index_child(enc *e, const rsc_node *v, pframe *self, uint32_t i) {
   put_value(e, v, self, NULL, 0, i, false);
 }
 
@@ -324,16 +348,20 @@ static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i
  * value first met below a parent with a reference, under a key without a
  * ':', is that path when met again; slot is where the written map keeps
  * the value's reference. Returns the value's own reference. */
-static path_ref note_path(enc *e, uint32_t *slot, path_ref parent, const char *key, size_t klen,
+static uint32_t note_path(enc *e, uint32_t *slot, pframe *parent, const char *key, size_t klen,
                           uint32_t index) {
-  if (parent == NO_REF || (key && memchr(key, ':', klen))) return NO_REF;
-  uint32_t i = add_path(e, parent, key, klen, index);
+  if (!parent || (key && memchr(key, ':', klen))) return NO_REF;
+  /* (the slot's pointer holds until the next insert into the written map:
+   * making the parent's path inserts nothing there) */
+  uint32_t up = frame_ref(e, parent);
+  if (up == NO_REF) return NO_REF;
+  uint32_t i = add_path(e, up, key, klen, index);
   if (i == RSC_IDMAP_NONE) return NO_REF;
   *slot = i;
   return i;
 }
 
-static void put_members(enc *e, const rsc_node *v, path_ref self) {
+static void put_members(enc *e, const rsc_node *v, pframe *self) {
   put(e, "{", 1);
   for (uint32_t i = 0; i < v->len; i++) {
     const rsc_member *m = &v->u.members[i];
@@ -350,10 +378,14 @@ static void put_members(enc *e, const rsc_node *v, path_ref self) {
   put(e, "}", 1);
 }
 
-static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
+static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key, size_t klen,
                       uint32_t index, bool top) {
   if (e->fail || e->out->status) return;
+  /* a value reached through a lazy may be met through another copy of
+   * the lazy: the decoder notes the lazy as shared, not the value */
+  const rsc_node *outer = v;
   v = unwrap(e->d, v);
+  bool lazy = v != outer;
   /* A cycle the server would have written as a path, where no path was
    * recorded, ends here instead of in the C stack. */
   if (e->depth >= e->max_depth) {
@@ -410,6 +442,21 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
 
   /* values with identity */
   uintptr_t id = rsc__writer_identity(v);
+  pframe self = {parent, LAZY_REF, (uint32_t)klen, key, index};
+  if (id && !top && !lazy && !e->streaming &&
+      (v->kind == RSC_OBJECT || v->kind == RSC_ARRAY || v->kind == RSC_ELEMENT) &&
+      !rsc__shared_has(e->d, id)) {
+    /* a plain container no reference placed (the decoder notes what they
+     * place; a row's own value is met at its top, or placed by one): met
+     * once here, so nothing stands for it and it is written out; its path
+     * is made only if a value below it needs it. (While the payload
+     * streams in, a row written may hold what a later row's reference
+     * places: every container is recorded then.) */
+    e->depth++;
+    put_container(e, v, &self);
+    e->depth--;
+    return;
+  }
   /* a value not met yet gets its slot in the written map in the same
    * probe (RSC_IDMAP_NONE: nothing stands for it) */
   uint32_t *slot = id ? rsc__idmap_slot(&e->written, id) : NULL;
@@ -418,15 +465,16 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     return;
   }
   uint32_t w = slot ? *slot : RSC_IDMAP_NONE;
-  path_ref self = NO_REF;
+  self.up = NULL;
+  self.ref = NO_REF;
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
       write_ref(e, w);
       return;
     }
-    self = w;
+    self.ref = w;
   } else if (id) {
-    self = note_path(e, slot, parent, key, klen, index);
+    self.ref = note_path(e, slot, parent, key, klen, index);
   }
   uint32_t f = id && e->firsts.count ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
@@ -435,11 +483,11 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   }
 
   e->depth++;
-  put_container(e, v, self);
+  put_container(e, v, &self);
   e->depth--;
 }
 
-static void put_container(enc *e, const rsc_node *v, path_ref self) {
+static void put_container(enc *e, const rsc_node *v, pframe *self) {
   switch (v->kind) {
   case RSC_OBJECT: put_members(e, v, self); return;
   case RSC_ARRAY:
@@ -505,7 +553,7 @@ static void row_value(enc *e, const rsc_node *v) {
   uintptr_t outer = e->row_root;
   v = unwrap(e->d, v);
   e->row_root = rsc__writer_identity(v);
-  put_value(e, v, NO_REF, "", 0, 0, true);
+  put_value(e, v, NULL, "", 0, 0, true);
   e->row_root = outer;
 }
 
@@ -514,7 +562,7 @@ static void error_line(enc *e, int64_t id, const rsc_node *reason) {
   put(e, "{", 1);
   if (reason && reason->kind == RSC_ERROR && reason->u.err->digest.kind != RSC_NONE) {
     puts_(e, "\"digest\":");
-    put_value(e, &reason->u.err->digest, NO_REF, "", 0, 0, false);
+    put_value(e, &reason->u.err->digest, NULL, "", 0, 0, false);
   }
   put(e, "}\n", 2);
 }
@@ -567,7 +615,7 @@ static void write_row(enc *e, size_t r) {
     if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
       v = stream_item(st, e->infos[r].item);
     /* the return value sits in no row of its own */
-    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NO_REF, "", 0, 0, false);
+    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NULL, "", 0, 0, false);
     put(e, "\n", 1);
     return;
   }
