@@ -225,7 +225,8 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
 }
 
 static inline void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
-static void puts_(enc *e, const char *s) { put(e, s, strlen(s)); }
+/* A string literal (its length known when compiled). */
+#define PUT_LIT(e, lit) put(e, lit, sizeof(lit) - 1)
 
 static void put_hex(enc *e, int64_t id) {
   char buf[24];
@@ -238,9 +239,10 @@ static void put_prefixed(enc *e, const char *prefix, const char *s, size_t n) {
 }
 
 static void put_number(enc *e, double v) {
-  if (isnan(v)) puts_(e, "\"$NaN\"");
-  else if (isinf(v)) puts_(e, v > 0 ? "\"$Infinity\"" : "\"$-Infinity\"");
-  else if (v == 0 && signbit(v)) puts_(e, "\"$-0\"");
+  if (isnan(v)) PUT_LIT(e, "\"$NaN\"");
+  else if (isinf(v) && v > 0) PUT_LIT(e, "\"$Infinity\"");
+  else if (isinf(v)) PUT_LIT(e, "\"$-Infinity\"");
+  else if (v == 0 && signbit(v)) PUT_LIT(e, "\"$-0\"");
   else if (v >= -9007199254740991.0 && v <= 9007199254740991.0 && v == (double)(int64_t)v) {
     /* an integer JavaScript holds exactly: its digits (as ToString) */
     char buf[24];
@@ -270,8 +272,8 @@ static bool put_row_string(enc *e, const rsc_node *v, bool top) {
  * strings that other rows hold. */
 static void put_plain(enc *e, const rsc_node *v, bool escape) {
   switch (v->kind) {
-  case RSC_NULL: puts_(e, "null"); return;
-  case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
+  case RSC_NULL: PUT_LIT(e, "null"); return;
+  case RSC_BOOL: put(e, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5); return;
   case RSC_NUMBER: {
     char buf[40];
     put(e, buf, rsc__format_number(v->u.num, buf));
@@ -305,7 +307,7 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
     put(e, "}", 1);
     return;
   }
-  default: puts_(e, "null"); return;
+  default: PUT_LIT(e, "null"); return;
   }
 }
 
@@ -389,19 +391,19 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
   /* A cycle the server would have written as a path, where no path was
    * recorded, ends here instead of in the C stack. */
   if (e->depth >= e->max_depth) {
-    puts_(e, "null");
+    PUT_LIT(e, "null");
     return;
   }
   switch (v->kind) {
   case RSC_NONE:
-  case RSC_UNDEFINED: puts_(e, "\"$undefined\""); return;
-  case RSC_NULL: puts_(e, "null"); return;
-  case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
+  case RSC_UNDEFINED: PUT_LIT(e, "\"$undefined\""); return;
+  case RSC_NULL: PUT_LIT(e, "null"); return;
+  case RSC_BOOL: put(e, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5); return;
   case RSC_NUMBER: put_number(e, v->u.num); return;
   case RSC_STRING:
     if (put_row_string(e, v, top)) return;
     if (v->u.str == rsc__omitted_message) {
-      puts_(e, "\"$Y\"");
+      PUT_LIT(e, "\"$Y\"");
       return;
     }
     if (v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
@@ -411,7 +413,7 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
   case RSC_DATE: put_prefixed(e, "$D", v->u.str, v->len); return;
   case RSC_SYMBOL:
     if (put_row_string(e, v, top)) return;
-    if (rsc__is_marker(v) && v->u.str == rsc__element_symbol) puts_(e, "\"$\"");
+    if (rsc__is_marker(v) && v->u.str == rsc__element_symbol) PUT_LIT(e, "\"$\"");
     else put_prefixed(e, "$S", v->u.str, v->len);
     return;
   case RSC_TEMP_REF: put_prefixed(e, "$T", v->u.str, v->len); return;
@@ -423,17 +425,17 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
   case RSC_PROMISE: {
     rsc_chunk *c = v->u.chunk;
     if (c->id >= 0) {
-      puts_(e, v->kind == RSC_LAZY ? "\"$L" : "\"$@");
+      put(e, v->kind == RSC_LAZY ? "\"$L" : "\"$@", 3);
       put_hex(e, c->id);
       put(e, "\"", 1);
       return;
     }
-    puts_(e, "null"); /* an internal chunk that did not settle */
+    PUT_LIT(e, "null"); /* an internal chunk that did not settle */
     return;
   }
   case RSC_ERROR:
     if (!e->d->dev) { /* production errors are all "$Z" */
-      puts_(e, "\"$Z\"");
+      PUT_LIT(e, "\"$Z\"");
       return;
     }
     break;
@@ -502,7 +504,7 @@ static void put_container(enc *e, const rsc_node *v, pframe *self) {
     /* the tuple's slots are the element's type, key, props and owner in
      * the server's paths */
     const rsc_element *el = v->u.el;
-    puts_(e, "[\"$\",");
+    PUT_LIT(e, "[\"$\",");
     put_value(e, &el->type, self, "type", 4, 0, false);
     put(e, ",", 1);
     put_value(e, &el->key, self, "key", 3, 0, false);
@@ -523,7 +525,7 @@ static void put_container(enc *e, const rsc_node *v, pframe *self) {
   }
   default:
     /* a value whose form the log does not name */
-    puts_(e, "null");
+    PUT_LIT(e, "null");
     return;
   }
 }
@@ -561,7 +563,7 @@ static void error_line(enc *e, int64_t id, const rsc_node *reason) {
   row_head(e, id, 'E');
   put(e, "{", 1);
   if (reason && reason->kind == RSC_ERROR && reason->u.err->digest.kind != RSC_NONE) {
-    puts_(e, "\"digest\":");
+    PUT_LIT(e, "\"digest\":");
     put_value(e, &reason->u.err->digest, NULL, "", 0, 0, false);
   }
   put(e, "}\n", 2);
@@ -639,7 +641,7 @@ static void write_row(enc *e, size_t r) {
       put(e, row->raw, row->raw_len);
     else if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
       put_plain(e, &c->value.u.cref->metadata, true);
-    else puts_(e, "null");
+    else PUT_LIT(e, "null");
     put(e, "\n", 1);
     return;
   default: break;

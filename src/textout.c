@@ -121,17 +121,42 @@ static void put_escaped(rsc_text *b, const char *s, size_t n) {
   rsc__text_put(b, s + n - run, run);
 }
 
+/* Whether s[0, n) needs no escape. */
+static inline bool plain(const char *s, size_t n) {
+  size_t i = 0;
+  while (i + 8 <= n && !special8(s + i)) i += 8;
+  while (i < n && !json_special[(uint8_t)s[i]]) i++;
+  return i == n;
+}
+
+/* Most strings need no escape and fit in the writer's piece: quoted with
+ * one copy (pre: the prefix, pn ASCII bytes that need none). false: the
+ * slow way. */
+static inline bool put_plain_string(rsc_text *b, const char *pre, size_t pn, const char *s,
+                                    size_t n) {
+  if (!b->write || b->off || b->status || n + pn + 2 > b->cap - b->len || !plain(s, n))
+    return false;
+  char *o = b->p + b->len;
+  *o++ = '"';
+  memcpy(o, pre, pn);
+  memcpy(o + pn, s, n);
+  o[pn + n] = '"';
+  b->len += pn + n + 2;
+  return true;
+}
+
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
-  if (b->off) return;
+  if (b->off || put_plain_string(b, "", 0, s, n)) return;
   rsc__text_put(b, "\"", 1);
   put_escaped(b, s, n);
   rsc__text_put(b, "\"", 1);
 }
 
 void rsc__text_json_string_prefixed(rsc_text *b, const char *prefix, const char *s, size_t n) {
-  if (b->off) return;
+  size_t pn = strlen(prefix);
+  if (b->off || (plain(prefix, pn) && put_plain_string(b, prefix, pn, s, n))) return;
   rsc__text_put(b, "\"", 1);
-  put_escaped(b, prefix, strlen(prefix));
+  put_escaped(b, prefix, pn);
   put_escaped(b, s, n);
   rsc__text_put(b, "\"", 1);
 }
