@@ -155,19 +155,32 @@ static uint32_t add_path(enc *e, uint32_t parent, const char *key, size_t klen, 
   return i;
 }
 
+/* Appends to the scratch text (a growing buffer: inline while it has room
+ * for the text and its NUL). */
+static inline void scratch_put(enc *e, const char *s, size_t n) {
+  rsc_text *b = &e->scratch;
+  if (n < b->cap - b->len) {
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+  } else {
+    rsc__text_put_slow(b, s, n);
+  }
+}
+
 /* Appends reference i's text to the scratch text. */
 static void spell(enc *e, uint32_t i) {
   const ref *r = &e->refs[i];
   if (r->n) {
-    rsc__text_put(&e->scratch, r->s, r->n);
+    scratch_put(e, r->s, r->n);
     return;
   }
   spell(e, r->parent);
-  rsc__text_put(&e->scratch, ":", 1);
-  if (r->key) rsc__text_put(&e->scratch, r->key, r->klen);
+  scratch_put(e, ":", 1);
+  if (r->key) scratch_put(e, r->key, r->klen);
   else {
     char buf[20];
-    rsc__text_put(&e->scratch, buf, dec_u64(buf, r->index));
+    scratch_put(e, buf, dec_u64(buf, r->index));
   }
 }
 

@@ -1,6 +1,10 @@
 /* textout.c - text the output stages write (textout.h). */
 #include "textout.h"
 
+#ifdef __SSE2__
+#  include <emmintrin.h>
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -124,6 +128,20 @@ static void put_escaped(rsc_text *b, const char *s, size_t n) {
 /* Whether s[0, n) needs no escape. */
 static inline bool plain(const char *s, size_t n) {
   size_t i = 0;
+#ifdef __SSE2__
+  /* sixteen bytes at a time: a control (at most 0x1F), '"', '\\', 0xED */
+  if (n >= 16) {
+    const __m128i ctl = _mm_set1_epi8(0x1F), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+                  ed = _mm_set1_epi8((char)0xED);
+    for (; i + 16 <= n; i += 16) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+      __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl), _mm_cmpeq_epi8(x, q)),
+          _mm_or_si128(_mm_cmpeq_epi8(x, bs), _mm_cmpeq_epi8(x, ed)));
+      if (_mm_movemask_epi8(hit)) return false;
+    }
+  }
+#endif
   while (i + 8 <= n && !special8(s + i)) i += 8;
   while (i < n && !json_special[(uint8_t)s[i]]) i++;
   return i == n;
@@ -134,13 +152,13 @@ static inline bool plain(const char *s, size_t n) {
  * slow way. */
 static inline bool put_plain_string(rsc_text *b, const char *pre, size_t pn, const char *s,
                                     size_t n) {
-  if (!b->write || b->off || b->status || n + pn + 2 > b->cap - b->len || !plain(s, n))
-    return false;
+  if (b->off || b->status || n + pn + 2 >= b->cap - b->len || !plain(s, n)) return false;
   char *o = b->p + b->len;
   *o++ = '"';
   memcpy(o, pre, pn);
   memcpy(o + pn, s, n);
   o[pn + n] = '"';
+  if (!b->write) o[pn + n + 1] = 0; /* (a growing buffer's text is a C string) */
   b->len += pn + n + 2;
   return true;
 }
