@@ -560,7 +560,7 @@ static void length_row(enc *e, int64_t id, uint8_t tag, const void *p, size_t n)
   row_head(e, id, tag);
   put_hex(e, (int64_t)n);
   put(e, ",", 1);
-  put(e, (const char *)p, n);
+  rsc__text_put_span(e->out, (const char *)p, n); /* not copied when large */
 }
 
 /* A row's value: its own identity stands for it everywhere but here. */
@@ -692,7 +692,7 @@ static void write_row(enc *e, size_t r) {
     put_hex(e, (int64_t)total);
     put(e, ",", 1);
     for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++)
-      put(e, (const char *)st->items[i + k].u.bytes, st->items[i + k].len);
+      rsc__text_put_span(e->out, (const char *)st->items[i + k].u.bytes, st->items[i + k].len);
     return;
   }
   if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);

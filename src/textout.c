@@ -24,6 +24,20 @@ void rsc__text_flush(rsc_text *b) {
   b->len = 0;
 }
 
+void rsc__text_put_span(rsc_text *b, const char *s, size_t n) {
+  if (!b->write || n < RSC_TEXT_SPAN || b->off || b->status) {
+    rsc__text_put(b, s, n);
+    return;
+  }
+  rsc__text_flush(b);
+  while (n && !b->status) {
+    size_t k = n < RSC_TEXT_PIECE ? n : RSC_TEXT_PIECE;
+    if (b->write(b->ctx, s, k) != 0) b->status = RSC_ERR_USER;
+    s += k;
+    n -= k;
+  }
+}
+
 void rsc__text_put_slow(rsc_text *b, const char *s, size_t n) {
   if (b->off || b->status) return;
   if (b->write) {
