@@ -207,8 +207,10 @@ enum {
    * "$K", "$B", "$i", "$h", "$Z") that made each Map, Set, FormData,
    * Blob, iterator, server reference and development error, the value of
    * a "__proto__" member (which revive deletes) and a development
-   * element's tuple slots after its props. Costs memory about the size
-   * of the model rows' text; a decode without the flag pays nothing. */
+   * element's tuple slots after its props. Sets RSC_OPT_TRACK_SHARED
+   * (the writer records only the values a reference placed). Costs
+   * memory about the size of the model rows' text; a decode without the
+   * flag pays nothing. */
   RSC_OPT_KEEP_ROWS = 1u << 10
 };
 
