@@ -543,7 +543,7 @@ Test(encode, stream_round_trips_in_pieces) {
 
 /* encode --stream in a pipe: the first rows come out while the input is
  * still open, before the rest is written. */
-Test(encode, stream_writes_rows_before_the_input_ends, .timeout = 60) {
+Test(encode, stream_writes_rows_before_the_input_ends) {
   size_t len;
   char *in = ts_fixture("react/19.3.1/prod/ssr-dashboard.rsc", &len);
   cr_assert_not_null(in);
