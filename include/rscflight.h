@@ -207,8 +207,10 @@ enum {
    * "$K", "$B", "$i", "$h", "$Z") that made each Map, Set, FormData,
    * Blob, iterator, server reference and development error, the value of
    * a "__proto__" member (which revive deletes) and a development
-   * element's tuple slots after its props. Costs memory about the size
-   * of the model rows' text; a decode without the flag pays nothing. */
+   * element's tuple slots after its props. Sets RSC_OPT_TRACK_SHARED
+   * (the writer records only the values a reference placed). Costs
+   * memory about the size of the model rows' text; a decode without the
+   * flag pays nothing. */
   RSC_OPT_KEEP_ROWS = 1u << 10
 };
 
@@ -602,6 +604,33 @@ RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, v
  * chunk failed on the way, RSC_ERR_STATE for a NULL decoder or write. On
  * an error the text written so far is incomplete. */
 RSC_API rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx);
+/* rsc_encode while the payload streams in, for a host that forwards it:
+ * called after any feed, writes the rows after those it wrote before
+ * that can be written for good now; called after finish, writes the
+ * rest. What all the calls on a decoder write, concatenated, is what
+ * rsc_encode writes for it. Rows go out in their original order, so a
+ * row that cannot be written yet holds back the rows after it. A row
+ * waits while its chunk has not settled (a model row blocked on a row
+ * still to come; an element in it blocked so; an iterator's item not
+ * settled), while a row the server outlined before it (a Map's entries)
+ * waits for the row that names it, and, for a model row whose value is
+ * an array (or an object with "bound", or any object in a development
+ * payload), until a later model row has settled to another kind of
+ * value or the payload ended: such a row may be the entries of a "$Q",
+ * "$W", "$K", "$B", "$i", "$h" or "$Z" form in the row after it, and
+ * then it is written as part of that row (its paths depend on it). Reads
+ * chunks as they arrive, as a consumer reading values during the feed
+ * does: a development ":N" row that comes after a model row already read
+ * no longer switches the decoder to development semantics. Keeps its
+ * state in the decoder (rsc_encode's own is apart; a reset drops it); the
+ * rows made and not written yet (those after a waiting row, or outlined)
+ * wait in memory. Needs RSC_OPT_KEEP_ROWS (else RSC_ERR_STATE). Returns
+ * RSC_OK (also after the rest was written, with nothing more to write),
+ * RSC_ERR_USER when write returned non-zero, RSC_ERR_NOMEM (both sticky:
+ * later calls return them and write nothing), the decoder's error when
+ * it has one (nothing written), RSC_ERR_STATE for a NULL decoder or
+ * write. */
+RSC_API rsc_status rsc_encode_ready(rsc_decoder *d, rsc_write_fn write, void *ctx);
 
 /* --- the byte report (src/report.c) ------------------------------------ */
 

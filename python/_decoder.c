@@ -661,6 +661,49 @@ static PyObject *py_dec_feed(PyObject *self, PyObject *const *args, Py_ssize_t n
   return r;
 }
 
+/* rsc_encode_ready's writer: a growing buffer. */
+typedef struct out_buf {
+  char *p;
+  size_t len, cap;
+} out_buf;
+
+static int out_write(void *ctx, const char *s, size_t n) {
+  out_buf *b = (out_buf *)ctx;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + n) cap *= 2;
+    char *q = (char *)realloc(b->p, cap);
+    if (!q) return 1;
+    b->p = q;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  return 0;
+}
+
+/* _dec_encode_ready(cap) -> ((events, ok), bytes): the rows rsc_encode_ready
+ * wrote (reading chunks on the way may settle some: their events). */
+static PyObject *py_dec_encode_ready(PyObject *self, PyObject *cap) {
+  pydec *p = get_dec(cap);
+  if (!p) return NULL;
+  if (enter(p) < 0) return NULL;
+  out_buf b = {0};
+  rsc_status st;
+  Py_BEGIN_ALLOW_THREADS st = rsc_encode_ready(p->d, out_write, &b);
+  Py_END_ALLOW_THREADS PyObject *r = after_call(p);
+  p->busy = 0;
+  PyObject *data = NULL;
+  if (r && (st == RSC_ERR_USER || st == RSC_ERR_NOMEM)) PyErr_NoMemory();
+  else if (r) data = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.len);
+  free(b.p);
+  if (!data) {
+    Py_XDECREF(r);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", r, data);
+}
+
 /* Wrappers are refreshed when their chunk settles; a chunk that ends
  * blocked (waiting on a row that never came, with allow_partial) never
  * settles, so at the end every wrapper still pending reads its chunk once
@@ -875,6 +918,7 @@ static PyMethodDef methods[] = {
     {"_dec_error", (PyCFunction)py_dec_error, METH_O, NULL},
     {"_dec_chunk", (PyCFunction)(void (*)(void))py_dec_chunk, METH_FASTCALL, NULL},
     {"_dec_dump", (PyCFunction)(void (*)(void))py_dec_dump, METH_FASTCALL, NULL},
+    {"_dec_encode_ready", (PyCFunction)py_dec_encode_ready, METH_O, NULL},
     {"_dec_info", (PyCFunction)py_dec_info, METH_O, NULL},
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
     {"_dec_incomplete", (PyCFunction)py_dec_incomplete, METH_O, NULL},

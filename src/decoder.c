@@ -119,6 +119,8 @@ rsc_decoder *rsc_decoder_new(const rsc_options *opt) {
   else rsc_options_init(&o);
   /* internal: rsc__decoder_set_parse_only and _walk */
   o.flags &= ~(RSC__OPT_PARSE_ONLY | RSC__OPT_PARSE_WALK);
+  /* the writer asks which values a reference placed (encode.c) */
+  if (o.flags & RSC_OPT_KEEP_ROWS) o.flags |= RSC_OPT_TRACK_SHARED;
   fill_limits(&o.limits);
   rsc_alloc al = o.alloc;
   if (default_alloc(&al)) {
@@ -176,6 +178,8 @@ rsc_status rsc_decoder_reset(rsc_decoder *d) {
   d->enc_cache = keep.enc_cache;
   d->feeds = keep.feeds; /* counts on: what the JSON stage found ahead in a
                             feed before the reset is never taken for a later one */
+  /* rsc_encode_ready's state named the rows of the payload before */
+  rsc__encode_stream_free(keep.enc_stream);
   if (!start_stream(d, keep.hash_seed)) {
     rsc__fail(d, RSC_ERR_NOMEM, 0, -1, "out of memory");
     return RSC_ERR_NOMEM;
@@ -193,6 +197,8 @@ static bool keepable(const rsc_decoder *d) {
 static void warm_trim(rsc_decoder *d) {
   rsc__encode_cache_free(d->enc_cache); /* sized by what was encoded */
   d->enc_cache = NULL;
+  rsc__encode_stream_free(d->enc_stream);
+  d->enc_stream = NULL;
   rsc__arena_trim(&d->arena, &d->strings, WARM_MAX_HELD);
   chunk_table *t = &d->table;
   size_t table = (t->dense_cap + t->cap + t->order_cap) * sizeof(rsc_chunk *);
@@ -243,6 +249,7 @@ static void decoder_destroy(rsc_decoder *d) {
   rsc__heap_free(&al, d->jobs);
   rsc__heap_free(&al, d->walk.frames);
   rsc__encode_cache_free(d->enc_cache);
+  rsc__encode_stream_free(d->enc_stream);
   rsc__arena_free(&d->arena);
   rsc__arena_free(&d->strings);
   rsc__heap_free(&al, d);
@@ -624,7 +631,7 @@ __attribute__((noinline, cold)) static bool log_row(rsc_decoder *d, const rsc_ro
   bool no_id =
       !rsc__is_length_tag(row->tag) && row->data_offset - row->offset == 1u + (row->tag != 0);
   const rsc_chunk *c = rsc__find_chunk(d, row->id);
-  return rsc__rowlog_row(d, row->id, no_id, c && c->stream, row->tag, p, n);
+  return rsc__rowlog_row(d, row->id, no_id, c && c->stream, row->tag, p, n, row->partial);
 }
 
 static rsc_status on_row(void *ctx, const rsc_row *row) {

@@ -23,6 +23,7 @@
 #include "revive.h"
 #include "rowlog.h"
 #include "rowtags.h"
+#include "shared.h"
 #include "textout.h"
 
 /* What the writer may write for a value: a row's reference ("$5", "$Q2":
@@ -82,6 +83,7 @@ typedef struct enc {
   bool no_id;                /* the row being made had no id              */
   uintptr_t row_root;        /* the identity of the value of the row being made  */
   bool fail;                 /* out of memory                                    */
+  bool streaming;            /* rsc_encode_ready: chunks read only when safe (below) */
 } enc;
 
 /* id in lowercase hex (a negative id as its two's complement, as "%llx"
@@ -153,19 +155,32 @@ static uint32_t add_path(enc *e, uint32_t parent, const char *key, size_t klen, 
   return i;
 }
 
+/* Appends to the scratch text (a growing buffer: inline while it has room
+ * for the text and its NUL). */
+static inline void scratch_put(enc *e, const char *s, size_t n) {
+  rsc_text *b = &e->scratch;
+  if (n < b->cap - b->len) {
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+  } else {
+    rsc__text_put_slow(b, s, n);
+  }
+}
+
 /* Appends reference i's text to the scratch text. */
 static void spell(enc *e, uint32_t i) {
   const ref *r = &e->refs[i];
   if (r->n) {
-    rsc__text_put(&e->scratch, r->s, r->n);
+    scratch_put(e, r->s, r->n);
     return;
   }
   spell(e, r->parent);
-  rsc__text_put(&e->scratch, ":", 1);
-  if (r->key) rsc__text_put(&e->scratch, r->key, r->klen);
+  scratch_put(e, ":", 1);
+  if (r->key) scratch_put(e, r->key, r->klen);
   else {
     char buf[20];
-    rsc__text_put(&e->scratch, buf, dec_u64(buf, r->index));
+    scratch_put(e, buf, dec_u64(buf, r->index));
   }
 }
 
@@ -223,7 +238,8 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
 }
 
 static inline void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
-static void puts_(enc *e, const char *s) { put(e, s, strlen(s)); }
+/* A string literal (its length known when compiled). */
+#define PUT_LIT(e, lit) put(e, lit, sizeof(lit) - 1)
 
 static void put_hex(enc *e, int64_t id) {
   char buf[24];
@@ -236,9 +252,10 @@ static void put_prefixed(enc *e, const char *prefix, const char *s, size_t n) {
 }
 
 static void put_number(enc *e, double v) {
-  if (isnan(v)) puts_(e, "\"$NaN\"");
-  else if (isinf(v)) puts_(e, v > 0 ? "\"$Infinity\"" : "\"$-Infinity\"");
-  else if (v == 0 && signbit(v)) puts_(e, "\"$-0\"");
+  if (isnan(v)) PUT_LIT(e, "\"$NaN\"");
+  else if (isinf(v) && v > 0) PUT_LIT(e, "\"$Infinity\"");
+  else if (isinf(v)) PUT_LIT(e, "\"$-Infinity\"");
+  else if (v == 0 && signbit(v)) PUT_LIT(e, "\"$-0\"");
   else if (v >= -9007199254740991.0 && v <= 9007199254740991.0 && v == (double)(int64_t)v) {
     /* an integer JavaScript holds exactly: its digits (as ToString) */
     char buf[24];
@@ -268,8 +285,8 @@ static bool put_row_string(enc *e, const rsc_node *v, bool top) {
  * strings that other rows hold. */
 static void put_plain(enc *e, const rsc_node *v, bool escape) {
   switch (v->kind) {
-  case RSC_NULL: puts_(e, "null"); return;
-  case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
+  case RSC_NULL: PUT_LIT(e, "null"); return;
+  case RSC_BOOL: put(e, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5); return;
   case RSC_NUMBER: {
     char buf[40];
     put(e, buf, rsc__format_number(v->u.num, buf));
@@ -303,19 +320,42 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
     put(e, "}", 1);
     return;
   }
-  default: puts_(e, "null"); return;
+  default: PUT_LIT(e, "null"); return;
   }
 }
 
-/* The reference of the container a value sits in (NO_REF: it has none). */
-typedef uint32_t path_ref;
+/* The reference of a container being written, for the paths of what it
+ * holds: made when a value below it needs it (a container the decoder
+ * placed only once gets none of its own, as no second meeting can ask for
+ * it), so a frame keeps what makes it: the frame of the container around
+ * and the key. NULL: no reference (a row's top, a parent without one). */
+typedef struct pframe {
+  const struct pframe *up;
+  uint32_t ref; /* LAZY_REF: not made yet; NO_REF: none */
+  uint32_t klen;
+  const char *key;
+  uint32_t index;
+} pframe;
 #define NO_REF RSC_IDMAP_NONE
+#define LAZY_REF (RSC_IDMAP_NONE - 1)
 
-static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
+/* The server's parentReference + ':' + key, recorded only below a parent
+ * with a reference and under a key without a ':'. */
+static uint32_t frame_ref(enc *e, pframe *f) {
+  if (!f) return NO_REF;
+  if (f->ref != LAZY_REF) return f->ref;
+  uint32_t up = frame_ref(e, (pframe *)f->up);
+  f->ref = NO_REF;
+  if (up != NO_REF && !(f->key && memchr(f->key, ':', f->klen)))
+    f->ref = add_path(e, up, f->key, f->klen, f->index);
+  return f->ref;
+}
+
+static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key, size_t klen,
                       uint32_t index, bool top);
-static void put_container(enc *e, const rsc_node *v, path_ref self);
+static void put_container(enc *e, const rsc_node *v, pframe *self);
 
-static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i) {
+static void put_index_child(enc *e, const rsc_node *v, pframe *self, uint32_t i) {
   put_value(e, v, self, NULL, 0, i, false);
 }
 
@@ -323,16 +363,20 @@ static void put_index_child(enc *e, const rsc_node *v, path_ref self, uint32_t i
  * value first met below a parent with a reference, under a key without a
  * ':', is that path when met again; slot is where the written map keeps
  * the value's reference. Returns the value's own reference. */
-static path_ref note_path(enc *e, uint32_t *slot, path_ref parent, const char *key, size_t klen,
+static uint32_t note_path(enc *e, uint32_t *slot, pframe *parent, const char *key, size_t klen,
                           uint32_t index) {
-  if (parent == NO_REF || (key && memchr(key, ':', klen))) return NO_REF;
-  uint32_t i = add_path(e, parent, key, klen, index);
+  if (!parent || (key && memchr(key, ':', klen))) return NO_REF;
+  /* (the slot's pointer holds until the next insert into the written map:
+   * making the parent's path inserts nothing there) */
+  uint32_t up = frame_ref(e, parent);
+  if (up == NO_REF) return NO_REF;
+  uint32_t i = add_path(e, up, key, klen, index);
   if (i == RSC_IDMAP_NONE) return NO_REF;
   *slot = i;
   return i;
 }
 
-static void put_members(enc *e, const rsc_node *v, path_ref self) {
+static void put_members(enc *e, const rsc_node *v, pframe *self) {
   put(e, "{", 1);
   for (uint32_t i = 0; i < v->len; i++) {
     const rsc_member *m = &v->u.members[i];
@@ -349,26 +393,30 @@ static void put_members(enc *e, const rsc_node *v, path_ref self) {
   put(e, "}", 1);
 }
 
-static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *key, size_t klen,
+static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key, size_t klen,
                       uint32_t index, bool top) {
   if (e->fail || e->out->status) return;
+  /* a value reached through a lazy may be met through another copy of
+   * the lazy: the decoder notes the lazy as shared, not the value */
+  const rsc_node *outer = v;
   v = unwrap(e->d, v);
+  bool lazy = v != outer;
   /* A cycle the server would have written as a path, where no path was
    * recorded, ends here instead of in the C stack. */
   if (e->depth >= e->max_depth) {
-    puts_(e, "null");
+    PUT_LIT(e, "null");
     return;
   }
   switch (v->kind) {
   case RSC_NONE:
-  case RSC_UNDEFINED: puts_(e, "\"$undefined\""); return;
-  case RSC_NULL: puts_(e, "null"); return;
-  case RSC_BOOL: puts_(e, v->u.boolean ? "true" : "false"); return;
+  case RSC_UNDEFINED: PUT_LIT(e, "\"$undefined\""); return;
+  case RSC_NULL: PUT_LIT(e, "null"); return;
+  case RSC_BOOL: put(e, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5); return;
   case RSC_NUMBER: put_number(e, v->u.num); return;
   case RSC_STRING:
     if (put_row_string(e, v, top)) return;
     if (v->u.str == rsc__omitted_message) {
-      puts_(e, "\"$Y\"");
+      PUT_LIT(e, "\"$Y\"");
       return;
     }
     if (v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
@@ -378,7 +426,7 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   case RSC_DATE: put_prefixed(e, "$D", v->u.str, v->len); return;
   case RSC_SYMBOL:
     if (put_row_string(e, v, top)) return;
-    if (rsc__is_marker(v) && v->u.str == rsc__element_symbol) puts_(e, "\"$\"");
+    if (rsc__is_marker(v) && v->u.str == rsc__element_symbol) PUT_LIT(e, "\"$\"");
     else put_prefixed(e, "$S", v->u.str, v->len);
     return;
   case RSC_TEMP_REF: put_prefixed(e, "$T", v->u.str, v->len); return;
@@ -390,17 +438,17 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   case RSC_PROMISE: {
     rsc_chunk *c = v->u.chunk;
     if (c->id >= 0) {
-      puts_(e, v->kind == RSC_LAZY ? "\"$L" : "\"$@");
+      put(e, v->kind == RSC_LAZY ? "\"$L" : "\"$@", 3);
       put_hex(e, c->id);
       put(e, "\"", 1);
       return;
     }
-    puts_(e, "null"); /* an internal chunk that did not settle */
+    PUT_LIT(e, "null"); /* an internal chunk that did not settle */
     return;
   }
   case RSC_ERROR:
     if (!e->d->dev) { /* production errors are all "$Z" */
-      puts_(e, "\"$Z\"");
+      PUT_LIT(e, "\"$Z\"");
       return;
     }
     break;
@@ -409,6 +457,21 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
 
   /* values with identity */
   uintptr_t id = rsc__writer_identity(v);
+  pframe self = {parent, LAZY_REF, (uint32_t)klen, key, index};
+  if (id && !top && !lazy && !e->streaming &&
+      (v->kind == RSC_OBJECT || v->kind == RSC_ARRAY || v->kind == RSC_ELEMENT) &&
+      !rsc__shared_has(e->d, id)) {
+    /* a plain container no reference placed (the decoder notes what they
+     * place; a row's own value is met at its top, or placed by one): met
+     * once here, so nothing stands for it and it is written out; its path
+     * is made only if a value below it needs it. (While the payload
+     * streams in, a row written may hold what a later row's reference
+     * places: every container is recorded then.) */
+    e->depth++;
+    put_container(e, v, &self);
+    e->depth--;
+    return;
+  }
   /* a value not met yet gets its slot in the written map in the same
    * probe (RSC_IDMAP_NONE: nothing stands for it) */
   uint32_t *slot = id ? rsc__idmap_slot(&e->written, id) : NULL;
@@ -417,15 +480,16 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
     return;
   }
   uint32_t w = slot ? *slot : RSC_IDMAP_NONE;
-  path_ref self = NO_REF;
+  self.up = NULL;
+  self.ref = NO_REF;
   if (w != RSC_IDMAP_NONE) {
     if (!(top && id == e->row_root)) {
       write_ref(e, w);
       return;
     }
-    self = w;
+    self.ref = w;
   } else if (id) {
-    self = note_path(e, slot, parent, key, klen, index);
+    self.ref = note_path(e, slot, parent, key, klen, index);
   }
   uint32_t f = id && e->firsts.count ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
@@ -434,11 +498,11 @@ static void put_value(enc *e, const rsc_node *v, path_ref parent, const char *ke
   }
 
   e->depth++;
-  put_container(e, v, self);
+  put_container(e, v, &self);
   e->depth--;
 }
 
-static void put_container(enc *e, const rsc_node *v, path_ref self) {
+static void put_container(enc *e, const rsc_node *v, pframe *self) {
   switch (v->kind) {
   case RSC_OBJECT: put_members(e, v, self); return;
   case RSC_ARRAY:
@@ -453,7 +517,7 @@ static void put_container(enc *e, const rsc_node *v, path_ref self) {
     /* the tuple's slots are the element's type, key, props and owner in
      * the server's paths */
     const rsc_element *el = v->u.el;
-    puts_(e, "[\"$\",");
+    PUT_LIT(e, "[\"$\",");
     put_value(e, &el->type, self, "type", 4, 0, false);
     put(e, ",", 1);
     put_value(e, &el->key, self, "key", 3, 0, false);
@@ -474,7 +538,7 @@ static void put_container(enc *e, const rsc_node *v, path_ref self) {
   }
   default:
     /* a value whose form the log does not name */
-    puts_(e, "null");
+    PUT_LIT(e, "null");
     return;
   }
 }
@@ -496,7 +560,7 @@ static void length_row(enc *e, int64_t id, uint8_t tag, const void *p, size_t n)
   row_head(e, id, tag);
   put_hex(e, (int64_t)n);
   put(e, ",", 1);
-  put(e, (const char *)p, n);
+  rsc__text_put_span(e->out, (const char *)p, n); /* not copied when large */
 }
 
 /* A row's value: its own identity stands for it everywhere but here. */
@@ -504,7 +568,7 @@ static void row_value(enc *e, const rsc_node *v) {
   uintptr_t outer = e->row_root;
   v = unwrap(e->d, v);
   e->row_root = rsc__writer_identity(v);
-  put_value(e, v, NO_REF, "", 0, 0, true);
+  put_value(e, v, NULL, "", 0, 0, true);
   e->row_root = outer;
 }
 
@@ -512,8 +576,8 @@ static void error_line(enc *e, int64_t id, const rsc_node *reason) {
   row_head(e, id, 'E');
   put(e, "{", 1);
   if (reason && reason->kind == RSC_ERROR && reason->u.err->digest.kind != RSC_NONE) {
-    puts_(e, "\"digest\":");
-    put_value(e, &reason->u.err->digest, NO_REF, "", 0, 0, false);
+    PUT_LIT(e, "\"digest\":");
+    put_value(e, &reason->u.err->digest, NULL, "", 0, 0, false);
   }
   put(e, "}\n", 2);
 }
@@ -566,7 +630,7 @@ static void write_row(enc *e, size_t r) {
     if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
       v = stream_item(st, e->infos[r].item);
     /* the return value sits in no row of its own */
-    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NO_REF, "", 0, 0, false);
+    if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NULL, "", 0, 0, false);
     put(e, "\n", 1);
     return;
   }
@@ -590,7 +654,7 @@ static void write_row(enc *e, size_t r) {
       put(e, row->raw, row->raw_len);
     else if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
       put_plain(e, &c->value.u.cref->metadata, true);
-    else puts_(e, "null");
+    else PUT_LIT(e, "null");
     put(e, "\n", 1);
     return;
   default: break;
@@ -617,6 +681,18 @@ static void write_row(enc *e, size_t r) {
       put(e, ",", 1);
       put(e, row->raw, row->raw_len);
     }
+    return;
+  }
+  if (row->pieces > 1 && st && st->kind == RSC_STREAM_BYTES) {
+    /* a row that arrived in pieces, one item each: the row as sent */
+    uint32_t i = e->infos[r].item;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++) total += st->items[i + k].len;
+    row_head(e, row->id, row->tag);
+    put_hex(e, (int64_t)total);
+    put(e, ",", 1);
+    for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++)
+      rsc__text_put_span(e->out, (const char *)st->items[i + k].u.bytes, st->items[i + k].len);
     return;
   }
   if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
@@ -659,6 +735,67 @@ static void emit_ready(enc *e, size_t n) {
   }
 }
 
+/* Row r's place in the tables: its chunk (read), whether it belongs to a
+ * stream and which item it carries, and the row its id names. */
+static void note_row(enc *e, size_t r) {
+  rsc_decoder *d = e->d;
+  const rsc_logged_row *row = &d->rowlog.rows[r];
+  rsc_chunk *c = rsc__find_chunk(d, row->id);
+  if (c && !e->streaming) rsc__read_chunk(d, c);
+  if (d->err.code) return;
+  e->infos[r].chunk = c;
+  if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' && row->tag != 'x') {
+    /* a stream's later row: the next item, or its end (C, E) */
+    uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
+    e->infos[r].stream = c->stream;
+    e->infos[r].item = *n;
+    if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag)))
+      *n += row->pieces;
+    return;
+  }
+  if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
+      (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
+    if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
+        !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
+      e->fail = true;
+  }
+}
+
+/* What stands for row r's own value elsewhere. false: its chunk has not
+ * settled yet, so it is not known. */
+static bool register_row(enc *e, size_t r) {
+  rsc_decoder *d = e->d;
+  const rsc_logged_row *row = &d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  if (!c || e->infos[r].stream) return true;
+  if (c->stream) {
+    put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
+    return true;
+  }
+  if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E') return true;
+  if (c->state != CS_FULFILLED) return c->state == CS_REJECTED || c->state == CS_HALTED;
+  const rsc_node *v = unwrap(d, &c->value);
+  if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
+    if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+  } else if (v->kind == RSC_BINARY) {
+    /* emitted as its own row where it is first met; a path after */
+    put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
+  } else {
+    put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
+  }
+  return true;
+}
+
+/* The form the log noted at i: its value's first meeting is that form,
+ * and the row it names was written where the server met it. */
+static void note_form(enc *e, size_t i) {
+  const rsc_logged_form *f = &e->d->rowlog.forms[i];
+  char form[2] = {f->form, 0};
+  int64_t row = row_of(e, f->id);
+  put_id_ref(e, &e->firsts, f->identity, form, f->id, row);
+  if (row >= 0) e->rows[row].outlined = true;
+}
+
 /* What stands for each row's own value, the forms the log noted, and
  * which rows belong to streams. */
 static void prepare(enc *e) {
@@ -669,50 +806,11 @@ static void prepare(enc *e) {
   for (size_t i = 0; i < l->protos_len && !e->fail; i++)
     if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[i].member, (uint32_t)i)) e->fail = true;
   for (size_t r = 0; r < l->len && !e->fail; r++) {
-    const rsc_logged_row *row = &l->rows[r];
-    rsc_chunk *c = rsc__find_chunk(d, row->id);
-    if (c) rsc__read_chunk(d, c);
+    note_row(e, r);
     if (d->err.code) return;
-    e->infos[r].chunk = c;
-    if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' &&
-        row->tag != 'x') {
-      /* a stream's later row: the next item, or its end (C, E) */
-      uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
-      e->infos[r].stream = c->stream;
-      e->infos[r].item = *n;
-      if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag))) (*n)++;
-      continue;
-    }
-    if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
-        (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
-      if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
-          !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
-        e->fail = true;
-    }
-    if (!c) continue;
-    if (c->stream) {
-      put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
-      continue;
-    }
-    if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E' || c->state != CS_FULFILLED)
-      continue;
-    const rsc_node *v = unwrap(d, &c->value);
-    if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
-      if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
-    } else if (v->kind == RSC_BINARY) {
-      /* emitted as its own row where it is first met; a path after */
-      put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
-    } else {
-      put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
-    }
+    register_row(e, r);
   }
-  for (size_t i = 0; i < l->forms_len && !e->fail; i++) {
-    const rsc_logged_form *f = &l->forms[i];
-    char form[2] = {f->form, 0};
-    int64_t row = row_of(e, f->id);
-    put_id_ref(e, &e->firsts, f->identity, form, f->id, row);
-    if (row >= 0) e->rows[row].outlined = true;
-  }
+  for (size_t i = 0; i < l->forms_len && !e->fail; i++) note_form(e, i);
 }
 
 /* What an encode allocates, kept in the decoder for the next encode of it
@@ -846,4 +944,367 @@ rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   if (d->err.code) return d->err.code;
   if (e.fail) return RSC_ERR_NOMEM;
   return st;
+}
+
+/* ---- streaming: rows written as their chunks settle ---------------------- */
+
+/* The state of rsc_encode_ready between calls, in the decoder: the
+ * writer's tables as rsc_encode fills them, filled as rows come. */
+struct rsc_enc_stream {
+  enc e;
+  size_t cap;        /* rows, infos, item_index and flags, by log index   */
+  uint8_t *flags;    /* ES_ bits, by log index                            */
+  size_t noted;      /* rows note_row has seen                            */
+  size_t registered; /* the rows before it have their values registered  */
+  size_t forms;      /* forms note_form has seen                          */
+  size_t tails, protos;
+  size_t make_next;  /* the log index of the next row to make in order   */
+  size_t clear_row;  /* a settled model row that no form names: the rows
+                        before it are not the entries of a later form    */
+  rsc_idmap seen;    /* settled_deep's containers                          */
+  rsc_status status; /* sticky: the writer failed, or memory ran out      */
+  bool done;         /* the final call wrote the rest                      */
+};
+
+enum { ES_REGISTERED = 1, ES_SETTLED = 2 };
+
+void rsc__encode_stream_free(struct rsc_enc_stream *s) {
+  if (!s) return;
+  enc *e = &s->e;
+  for (size_t r = 0; r < s->cap && e->rows; r++) free(e->rows[r].p);
+  rsc__idmap_free(&e->written);
+  rsc__idmap_free(&e->firsts);
+  rsc__idmap_free(&e->texts);
+  rsc__idmap_free(&e->rowidx);
+  rsc__idmap_free(&e->protos);
+  rsc__idmap_free(&e->tails);
+  rsc__idmap_free(&s->seen);
+  free(e->refs);
+  free(e->rows);
+  free(e->infos);
+  free(e->item_index);
+  free(e->sink.p);
+  free(e->scratch.p);
+  free(s->flags);
+  free(s);
+}
+
+/* Room for n rows, the new ones zeroed; false: out of memory. */
+static bool stream_grow(struct rsc_enc_stream *s, size_t n) {
+  if (n <= s->cap) return true;
+  size_t cap = s->cap ? s->cap : 64;
+  while (cap < n) cap *= 2;
+  enc *e = &s->e;
+  row_text *rows = (row_text *)realloc(e->rows, cap * sizeof *rows);
+  if (rows) e->rows = rows;
+  row_info *infos = (row_info *)realloc(e->infos, cap * sizeof *infos);
+  if (infos) e->infos = infos;
+  uint32_t *items = (uint32_t *)realloc(e->item_index, cap * sizeof *items);
+  if (items) e->item_index = items;
+  uint8_t *flags = (uint8_t *)realloc(s->flags, cap);
+  if (flags) s->flags = flags;
+  if (!rows || !infos || !items || !flags) return false;
+  memset(rows + s->cap, 0, (cap - s->cap) * sizeof *rows);
+  memset(infos + s->cap, 0, (cap - s->cap) * sizeof *infos);
+  memset(items + s->cap, 0, (cap - s->cap) * sizeof *items);
+  memset(flags + s->cap, 0, cap - s->cap);
+  s->cap = cap;
+  return true;
+}
+
+/* Whether v holds no internal chunk still waiting (an element blocked on
+ * a row not settled yet), which the writer writes as null now and as its
+ * value once it settles. seen: the containers already looked at. */
+static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth) {
+  v = unwrap(e->d, v);
+  if (v->kind == RSC_LAZY && v->u.chunk->id < 0)
+    return v->u.chunk->state == CS_REJECTED || v->u.chunk->state == CS_HALTED;
+  if (v->kind != RSC_ARRAY && v->kind != RSC_OBJECT && v->kind != RSC_ELEMENT) return true;
+  if (depth >= e->max_depth) return true; /* the writer stops there too */
+  uintptr_t id = rsc__writer_identity(v);
+  if (id) {
+    uint32_t *slot = rsc__idmap_slot(seen, id);
+    if (!slot) {
+      e->fail = true;
+      return false;
+    }
+    if (*slot != RSC_IDMAP_NONE) return true;
+    *slot = 0;
+  }
+  switch (v->kind) {
+  case RSC_ARRAY:
+    for (uint32_t i = 0; i < v->len; i++)
+      if (!settled_deep(e, seen, &v->u.items[i], depth + 1)) return false;
+    return true;
+  case RSC_OBJECT:
+    for (uint32_t i = 0; i < v->len; i++)
+      if (!settled_deep(e, seen, &v->u.members[i].val, depth + 1)) return false;
+    return true;
+  default: {
+    const rsc_element *el = v->u.el;
+    if (!settled_deep(e, seen, &el->type, depth + 1) ||
+        !settled_deep(e, seen, &el->key, depth + 1) ||
+        !settled_deep(e, seen, &el->props, depth + 1))
+      return false;
+    uint32_t t =
+        (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el) : RSC_IDMAP_NONE;
+    if (t != RSC_IDMAP_NONE) {
+      const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
+      for (uint32_t i = 0; i < tl->n; i++)
+        if (!settled_deep(e, seen, &tl->slots[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  }
+}
+
+/* Whether the "$" strings of a row's JSON read only chunks that have
+ * arrived (and whose own JSON does so): then reading it now revives what
+ * reading it after the end would. A read that met a chunk still to come
+ * would wait on it where the decode of the whole payload, reading later,
+ * meets it settled or being read, and may revive otherwise (a cycle
+ * through it). seen: the chunks looked at. */
+static bool refs_arrived(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth);
+
+static bool chunk_arrived(enc *e, rsc_idmap *seen, rsc_chunk *c, uint32_t depth) {
+  if (!c || c->state == CS_PENDING) return false;
+  if (c->state != CS_RESOLVED_MODEL || c->json_failed) return true;
+  uint32_t *slot = rsc__idmap_slot(seen, (uintptr_t)c);
+  if (!slot) {
+    e->fail = true;
+    return false;
+  }
+  if (*slot != RSC_IDMAP_NONE) return true;
+  *slot = 0;
+  return refs_arrived(e, seen, &c->value, depth + 1);
+}
+
+static bool refs_arrived(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth) {
+  if (depth > 64) return false;
+  if (v->kind == RSC_STRING) {
+    if (!(v->flags & NF_DOLLAR) || v->len < 2) return true;
+    const char *p = v->u.str + 1;
+    size_t n = v->len - 1;
+    switch (p[0]) {
+    case 'h':
+    case 'F':
+    case 'Q':
+    case 'W':
+    case 'B':
+    case 'K':
+    case 'i':
+    case 'Z':
+    case 'P': p++, n--; break; /* a form: the row after it */
+    default:
+      if (!((p[0] >= '0' && p[0] <= '9') || (p[0] >= 'a' && p[0] <= 'f'))) return true;
+      break;
+    }
+    rsc_chunk *c = rsc__find_chunk(e->d, rsc__parse_ref_id(p, n));
+    return chunk_arrived(e, seen, c, depth);
+  }
+  if (v->kind == RSC_ARRAY && (v->flags & NF_WALK)) {
+    /* a tuple the JSON stage kept without its marker slot has one item
+     * fewer than its length */
+    uint32_t skip = v->sub == ARR_NO_MARKER;
+    for (uint32_t i = skip; i < v->len; i++)
+      if (!refs_arrived(e, seen, &v->u.items[i - skip], depth)) return false;
+  } else if (v->kind == RSC_OBJECT && (v->flags & NF_WALK)) {
+    for (uint32_t i = 0; i < v->len; i++)
+      if (!refs_arrived(e, seen, &v->u.members[i].val, depth)) return false;
+  }
+  return true;
+}
+
+/* Reads c when that revives what a read after the end would; false: it
+ * is left unread for now. */
+static bool safe_read(struct rsc_enc_stream *s, rsc_chunk *c) {
+  if (c->state == CS_RESOLVED_MODEL) {
+    idmap_clear(&s->seen);
+    if (!chunk_arrived(&s->e, &s->seen, c, 0)) return false;
+    rsc__read_chunk(s->e.d, c);
+  }
+  return true;
+}
+
+/* A chunk's value as the writer will write it for good: settled, and
+ * nothing in it waiting. */
+static bool chunk_final(struct rsc_enc_stream *s, rsc_chunk *c) {
+  if (!safe_read(s, c)) return false;
+  if (c->state == CS_REJECTED || c->state == CS_HALTED) return true;
+  if (c->state != CS_FULFILLED) return false;
+  if (!c->reaches) return true; /* built from its own row alone */
+  idmap_clear(&s->seen);
+  return settled_deep(&s->e, &s->seen, &c->value, 0);
+}
+
+/* Whether a row's value could be the entries of a form a later row names
+ * ("$Q", "$W", "$K", "$B", "$i": arrays; "$h": {id, bound}; "$Z": a
+ * development error): the server writes such a row just before the row
+ * that names it, and the writer makes it inside that row. */
+static bool form_candidate(enc *e, rsc_chunk *c) {
+  if (c->state != CS_FULFILLED) return false;
+  const rsc_node *v = unwrap(e->d, &c->value);
+  if (v->kind == RSC_ARRAY) return true;
+  if (v->kind != RSC_OBJECT) return false;
+  if (e->d->dev) return true;
+  for (uint32_t i = 0; i < v->len; i++)
+    if (rsc__member_klen(&v->u.members[i]) == 5 && !memcmp(v->u.members[i].key, "bound", 5))
+      return true;
+  return false;
+}
+
+/* Whether a model row after r has settled to a value no form can name:
+ * the row that names r by a form, if one does, came before it (the
+ * server writes a row's outlined entries just before the row), and its
+ * forms are noted. */
+static bool form_namer_seen(struct rsc_enc_stream *s, size_t r) {
+  enc *e = &s->e;
+  if (s->clear_row > r) return true;
+  const struct rsc_rowlog *l = &e->d->rowlog;
+  for (size_t q = r + 1; q < s->noted; q++) {
+    rsc_chunk *c = e->infos[q].chunk;
+    if (l->rows[q].tag != 0 || !c || e->infos[q].stream || c->stream) continue;
+    if (!safe_read(s, c)) continue;
+    if (c->state == CS_FULFILLED && !form_candidate(e, c)) {
+      s->clear_row = q;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Whether row r's text is final: what write_row writes for it now is what
+ * it writes once the payload has ended. */
+static bool row_final(struct rsc_enc_stream *s, size_t r) {
+  enc *e = &s->e;
+  if (s->flags[r] & ES_SETTLED) return true;
+  const rsc_logged_row *row = &e->d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  rsc_stream *st = e->infos[r].stream;
+  bool ok;
+  if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'R' || row->tag == 'r' ||
+      row->tag == 'X' || row->tag == 'x' || row->tag == 'E') {
+    ok = true;
+  } else if (st) {
+    uint32_t i = e->infos[r].item + (row->pieces - 1);
+    if (i >= st->len) ok = st->closed; /* an item the stream dropped, or to come */
+    else if (st->kind == RSC_STREAM_TEXT || st->kind == RSC_STREAM_BYTES) ok = true;
+    else ok = chunk_final(s, st->slots[i]);
+  } else if (!c) {
+    ok = true;
+  } else {
+    ok = chunk_final(s, c);
+  }
+  if (ok) s->flags[r] |= ES_SETTLED;
+  return ok;
+}
+
+/* Whether row r can be made now: its text is final, so is that of the
+ * outlined rows before it that it may make, and it is not the entries of
+ * a form a row still to come may name. */
+static bool row_ready(struct rsc_enc_stream *s, size_t r) {
+  enc *e = &s->e;
+  if (!row_final(s, r)) return false;
+  for (size_t q = e->emit_next; q < r; q++)
+    if (e->rows[q].state == 0 && !row_final(s, q)) return false;
+  const rsc_logged_row *row = &e->d->rowlog.rows[r];
+  rsc_chunk *c = e->infos[r].chunk;
+  if (row->tag == 0 && c && !e->infos[r].stream && !c->stream && form_candidate(e, c))
+    return form_namer_seen(s, r);
+  return true;
+}
+
+/* Takes in what stands for the values of the rows that settled, and the
+ * forms, development element tails and "__proto__" values the log
+ * gained (reading a chunk adds them). A form waits for the row it
+ * names (a reference that waited names a row to come, and is noted when
+ * it arrives), but at the end. */
+static void stream_take_notes(struct rsc_enc_stream *s, bool end) {
+  enc *e = &s->e;
+  const struct rsc_rowlog *l = &e->d->rowlog;
+  while (s->registered < s->noted && (s->flags[s->registered] & ES_REGISTERED)) s->registered++;
+  for (size_t r = s->registered; r < s->noted && !e->fail && !e->d->err.code; r++)
+    if (!(s->flags[r] & ES_REGISTERED) && register_row(e, r)) s->flags[r] |= ES_REGISTERED;
+  for (; s->tails < l->tails_len && !e->fail; s->tails++)
+    if (!rsc__idmap_put(&e->tails, (uintptr_t)l->tails[s->tails].element, (uint32_t)s->tails))
+      e->fail = true;
+  for (; s->protos < l->protos_len && !e->fail; s->protos++)
+    if (!rsc__idmap_put(&e->protos, (uintptr_t)l->protos[s->protos].member, (uint32_t)s->protos))
+      e->fail = true;
+  for (; s->forms < l->forms_len && !e->fail; s->forms++) {
+    if (!end && row_of(e, l->forms[s->forms].id) < 0) break;
+    note_form(e, s->forms);
+  }
+}
+
+/* Takes in the rows the log gained since the last call (their places, and
+ * what stands for their values once settled), then the notes. */
+static void stream_note(struct rsc_enc_stream *s, bool end) {
+  enc *e = &s->e;
+  rsc_decoder *d = e->d;
+  const struct rsc_rowlog *l = &d->rowlog;
+  if (!stream_grow(s, l->len + 1)) {
+    e->fail = true;
+    return;
+  }
+  /* (a 'b' row with pieces to come is noted once it has them all: the
+   * items it makes count) */
+  size_t whole = l->len - (!end && l->piece_open);
+  for (; s->noted < whole && !e->fail && !d->err.code; s->noted++) note_row(e, s->noted);
+  /* at the end every row is read, in order, as rsc_encode reads them */
+  for (size_t r = 0; end && r < s->noted && !d->err.code; r++)
+    if (e->infos[r].chunk) rsc__read_chunk(d, e->infos[r].chunk);
+  stream_take_notes(s, end);
+}
+
+rsc_status rsc_encode_ready(rsc_decoder *d, rsc_write_fn write, void *ctx) {
+  if (!d || !write) return RSC_ERR_STATE;
+  if (d->err.code) return d->err.code;
+  if (!(d->opt.flags & RSC_OPT_KEEP_ROWS)) return RSC_ERR_STATE;
+  struct rsc_enc_stream *s = d->enc_stream;
+  if (!s) {
+    s = (struct rsc_enc_stream *)calloc(1, sizeof *s);
+    if (!s) return RSC_ERR_NOMEM;
+    s->e.sink.p = (char *)malloc(RSC_TEXT_PIECE);
+    if (!s->e.sink.p) {
+      free(s);
+      return RSC_ERR_NOMEM;
+    }
+    s->e.sink.cap = RSC_TEXT_PIECE;
+    s->e.max_depth = d->opt.limits.max_depth + 64;
+    s->e.streaming = true;
+    d->enc_stream = s;
+  }
+  if (s->status) return s->status;
+  if (s->done) return RSC_OK;
+  enc *e = &s->e;
+  e->d = d;
+  e->sink.write = write;
+  e->sink.ctx = ctx;
+  bool end = d->closed;
+  stream_note(s, end);
+  size_t n = s->noted;
+  /* the rows in order, as rsc_encode's first pass makes them, up to the
+   * first whose text may still change; rows a form names are made inside
+   * the row that names them */
+  for (; s->make_next < n && !e->fail && !d->err.code && !e->sink.status; s->make_next++) {
+    size_t r = s->make_next;
+    if (e->rows[r].state || e->rows[r].outlined) continue;
+    if (!end && !row_ready(s, r)) break;
+    stream_take_notes(s, end); /* what the reads on the way noted */
+    make_row(e, r);
+    emit_ready(e, n);
+  }
+  if (end && s->make_next == n) {
+    for (size_t r = 0; r < n && !e->fail && !d->err.code && !e->sink.status; r++) {
+      make_row(e, r);
+      emit_ready(e, n);
+    }
+    s->done = !e->fail && !d->err.code && !e->sink.status;
+  }
+  if (!e->fail && !d->err.code) rsc__text_flush(&e->sink);
+  if (d->err.code) return d->err.code;
+  if (e->fail) s->status = RSC_ERR_NOMEM;
+  else if (e->sink.status) s->status = e->sink.status;
+  return s->status;
 }

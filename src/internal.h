@@ -325,6 +325,9 @@ typedef struct rsc_logged_row {
   int64_t id;
   uint8_t tag;
   bool no_id;      /* the row had no id (":H...", as React writes hints) */
+  uint32_t pieces; /* the stream items it made: a 'b' row that arrived in
+                      pieces made one each (React enqueues them as they
+                      come); 1 for the others */
   const char *raw; /* arena copy, or NULL */
   size_t raw_len;
 } rsc_logged_row;
@@ -356,6 +359,7 @@ typedef struct rsc_logged_tail {
 struct rsc_rowlog {
   rsc_logged_row *rows;
   size_t len, cap;
+  bool piece_open; /* the last row is a 'b' row whose next piece is to come */
   rsc_logged_form *forms;
   size_t forms_len, forms_cap;
   rsc_logged_proto *protos;
@@ -493,13 +497,17 @@ struct rsc_decoder {
     uint64_t *filter; /* a bit per identity, from the hash's high half */
     size_t cap, count;
   } shared;
-  struct rsc_rowlog rowlog;        /* RSC_OPT_KEEP_ROWS (rowlog.c); arena memory */
-  struct rsc_enc_cache *enc_cache; /* rsc_encode's tables (encode.c), libc memory
-                                      kept for the next encode; a reset keeps it */
+  struct rsc_rowlog rowlog;          /* RSC_OPT_KEEP_ROWS (rowlog.c); arena memory */
+  struct rsc_enc_cache *enc_cache;   /* rsc_encode's tables (encode.c), libc memory
+                                        kept for the next encode; a reset keeps it */
+  struct rsc_enc_stream *enc_stream; /* rsc_encode_ready's state (encode.c), libc
+                                        memory; a reset frees it */
 };
 
 /* Frees rsc_encode's tables (NULL: nothing). */
 void rsc__encode_cache_free(struct rsc_enc_cache *c);
+/* Frees rsc_encode_ready's state (NULL: nothing). */
+void rsc__encode_stream_free(struct rsc_enc_stream *s);
 
 /* ---- shared helpers ---------------------------------------------------- */
 

@@ -42,8 +42,24 @@ static void *grow(rsc_decoder *d, void *old, size_t *cap, size_t len, size_t siz
 }
 
 bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, bool in_stream, uint8_t tag,
-                     const uint8_t *p, size_t n) {
+                     const uint8_t *p, size_t n, bool partial) {
   struct rsc_rowlog *l = &d->rowlog;
+  if (l->piece_open) {
+    /* the next piece of the row before: one row of the payload */
+    rsc_logged_row *r = &l->rows[l->len - 1];
+    l->piece_open = partial;
+    r->pieces++;
+    if (!r->raw || !n) return true;
+    char *t = (char *)rsc__alloc(d, r->raw_len + n + 1);
+    if (!t) return false;
+    memcpy(t, r->raw, r->raw_len);
+    memcpy(t + r->raw_len, p, n);
+    t[r->raw_len + n] = 0;
+    r->raw = t;
+    r->raw_len += n;
+    return true;
+  }
+  l->piece_open = partial;
   rsc_logged_row *rows = (rsc_logged_row *)grow(d, l->rows, &l->cap, l->len, sizeof *rows);
   if (!rows) return false;
   l->rows = rows;
@@ -51,6 +67,7 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, bool in_stream, uin
   r->id = id;
   r->tag = tag;
   r->no_id = no_id;
+  r->pieces = 1;
   r->raw = NULL;
   r->raw_len = 0;
   if (keeps_text(d, tag, in_stream)) {

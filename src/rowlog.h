@@ -21,9 +21,11 @@ static inline uintptr_t rsc__writer_identity(const rsc_node *n) {
 }
 
 /* Notes a row (its payload p, n bytes, is copied for the tags whose text
- * the values do not hold). false: out of memory (the error is set). */
+ * the values do not hold); partial: a piece of a 'b' row with more to
+ * come, which the next call continues. false: out of memory (the error
+ * is set). */
 bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, bool in_stream, uint8_t tag,
-                     const uint8_t *p, size_t n);
+                     const uint8_t *p, size_t n, bool partial);
 /* Notes that the form ("$Q" for 'Q') naming the row id (the hex text
  * after the form, up to a ':' if any) made v. */
 void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,

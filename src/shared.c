@@ -65,3 +65,8 @@ int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
   if (!d || !(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 1;
   return shared_has(&d->shared, id, shared_hash(id));
 }
+
+bool rsc__shared_has(const rsc_decoder *d, uintptr_t id) {
+  if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return true;
+  return shared_has(&d->shared, id, shared_hash(id));
+}

@@ -17,6 +17,10 @@ static inline void rsc__note_shared(rsc_decoder *d, const rsc_node *v) {
   if (id) rsc__note_shared_slow(d, id);
 }
 
+/* Whether a reference placed a value of this identity (with
+ * RSC_OPT_TRACK_SHARED, which RSC_OPT_KEEP_ROWS sets; otherwise true). */
+bool rsc__shared_has(const rsc_decoder *d, uintptr_t identity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,10 @@
 /* textout.c - text the output stages write (textout.h). */
 #include "textout.h"
 
+#ifdef __SSE2__
+#  include <emmintrin.h>
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,6 +22,20 @@ void rsc__text_flush(rsc_text *b) {
   if (b->status || !b->len) return;
   if (b->write(b->ctx, b->p, b->len) != 0) b->status = RSC_ERR_USER;
   b->len = 0;
+}
+
+void rsc__text_put_span(rsc_text *b, const char *s, size_t n) {
+  if (!b->write || n < RSC_TEXT_SPAN || b->off || b->status) {
+    rsc__text_put(b, s, n);
+    return;
+  }
+  rsc__text_flush(b);
+  while (n && !b->status) {
+    size_t k = n < RSC_TEXT_PIECE ? n : RSC_TEXT_PIECE;
+    if (b->write(b->ctx, s, k) != 0) b->status = RSC_ERR_USER;
+    s += k;
+    n -= k;
+  }
 }
 
 void rsc__text_put_slow(rsc_text *b, const char *s, size_t n) {
@@ -126,17 +144,56 @@ void rsc__text_json_escaped(rsc_text *b, const char *s, size_t n) {
   put_escaped(b, s, n);
 }
 
+/* Whether s[0, n) needs no escape. */
+static inline bool plain(const char *s, size_t n) {
+  size_t i = 0;
+#ifdef __SSE2__
+  /* sixteen bytes at a time: a control (at most 0x1F), '"', '\\', 0xED */
+  if (n >= 16) {
+    const __m128i ctl = _mm_set1_epi8(0x1F), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+                  ed = _mm_set1_epi8((char)0xED);
+    for (; i + 16 <= n; i += 16) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+      __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl), _mm_cmpeq_epi8(x, q)),
+          _mm_or_si128(_mm_cmpeq_epi8(x, bs), _mm_cmpeq_epi8(x, ed)));
+      if (_mm_movemask_epi8(hit)) return false;
+    }
+  }
+#endif
+  while (i + 8 <= n && !special8(s + i)) i += 8;
+  while (i < n && !json_special[(uint8_t)s[i]]) i++;
+  return i == n;
+}
+
+/* Most strings need no escape and fit in the writer's piece: quoted with
+ * one copy (pre: the prefix, pn ASCII bytes that need none). false: the
+ * slow way. */
+static inline bool put_plain_string(rsc_text *b, const char *pre, size_t pn, const char *s,
+                                    size_t n) {
+  if (b->off || b->status || n + pn + 2 >= b->cap - b->len || !plain(s, n)) return false;
+  char *o = b->p + b->len;
+  *o++ = '"';
+  memcpy(o, pre, pn);
+  memcpy(o + pn, s, n);
+  o[pn + n] = '"';
+  if (!b->write) o[pn + n + 1] = 0; /* (a growing buffer's text is a C string) */
+  b->len += pn + n + 2;
+  return true;
+}
+
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n) {
-  if (b->off) return;
+  if (b->off || put_plain_string(b, "", 0, s, n)) return;
   rsc__text_put(b, "\"", 1);
   put_escaped(b, s, n);
   rsc__text_put(b, "\"", 1);
 }
 
 void rsc__text_json_string_prefixed(rsc_text *b, const char *prefix, const char *s, size_t n) {
-  if (b->off) return;
+  size_t pn = strlen(prefix);
+  if (b->off || (plain(prefix, pn) && put_plain_string(b, prefix, pn, s, n))) return;
   rsc__text_put(b, "\"", 1);
-  put_escaped(b, prefix, strlen(prefix));
+  put_escaped(b, prefix, pn);
   put_escaped(b, s, n);
   rsc__text_put(b, "\"", 1);
 }

@@ -46,6 +46,14 @@ static inline void rsc__text_put(rsc_text *b, const char *s, size_t n) {
   rsc__text_put_slow(b, s, n);
 }
 static inline void rsc__text_puts(rsc_text *b, const char *s) { rsc__text_put(b, s, strlen(s)); }
+/* The size from which rsc__text_put_span hands bytes to the writer as they
+ * are. */
+#define RSC_TEXT_SPAN 1024
+/* Appends s[0..n) as rsc__text_put does, but a span of RSC_TEXT_SPAN bytes
+ * or more goes to a writer as it is, after the text before it (in pieces
+ * of at most RSC_TEXT_PIECE bytes), not copied into the piece: the bytes of
+ * a binary or text row. */
+void rsc__text_put_span(rsc_text *b, const char *s, size_t n);
 /* A JSON string as JSON.stringify writes it (ES2019): lone surrogates, kept
  * as WTF-8 inside, come out as lowercase \udxxx escapes. */
 void rsc__text_json_string(rsc_text *b, const char *s, size_t n);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -505,6 +506,101 @@ Test(encode, refused_input) {
   r = run("encode no-such-file.rsc 2>/dev/null");
   cr_assert_eq(r.status, 1);
   free(r.out);
+}
+
+/* encode --stream: the same bytes, whatever the size of the reads. */
+Test(encode, stream_round_trips_in_pieces) {
+  static const char *const files[] = {"client-components.rsc", "ssr-dashboard.rsc",
+                                      "streams-and-iterables.rsc",
+                                      "test-should-support-binary-readablestreams.rsc"};
+  static const char *const sizes[] = {"1", "7", "4096", NULL};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char rel[256];
+    snprintf(rel, sizeof rel, "react/19.3.1/prod/%s", files[i]);
+    size_t len;
+    char *want = ts_fixture(rel, &len);
+    cr_assert_not_null(want, "%s", rel);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+      char args[512];
+      if (sizes[k])
+        snprintf(args, sizeof args, "encode --stream --chunk-size %s < %s", sizes[k], files[i]);
+      else snprintf(args, sizeof args, "encode --stream %s", files[i]);
+      run_result r = run_in(REACT_DIR "/prod", args);
+      cr_assert_eq(r.status, 0, "%s", args);
+      cr_assert(r.len == len && memcmp(r.out, want, len) == 0, "%s", args);
+      free(r.out);
+    }
+    free(want);
+  }
+  run_result r = run_in(VECTORS_DIR, "encode --stream duplicateRow.prod.rsc 2>&1 >/dev/null");
+  cr_assert_eq(r.status, 1);
+  cr_assert_not_null(strstr(r.out, "rscflight: duplicateRow.prod.rsc: offset "), "%s", r.out);
+  free(r.out);
+  r = run("encode --stream --html shop.rsc 2>/dev/null");
+  cr_assert_eq(r.status, 2);
+  free(r.out);
+}
+
+/* encode --stream in a pipe: the first rows come out while the input is
+ * still open, before the rest is written. */
+Test(encode, stream_writes_rows_before_the_input_ends) {
+  size_t len;
+  char *in = ts_fixture("react/19.3.1/prod/ssr-dashboard.rsc", &len);
+  cr_assert_not_null(in);
+  int to[2], from[2];
+  cr_assert_eq(pipe(to), 0);
+  cr_assert_eq(pipe(from), 0);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    dup2(to[0], 0);
+    dup2(from[1], 1);
+    close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+    execl(RSC_CLI, RSC_CLI, "encode", "--stream", (char *)NULL);
+    _exit(127);
+  }
+  close(to[0]);
+  close(from[1]);
+  /* the first line (its first row) and a little of the second */
+  const char *nl = memchr(in, '\n', len);
+  cr_assert_not_null(nl);
+  size_t head = (size_t)(nl - in) + 10;
+  cr_assert_eq(write(to[1], in, head), (ssize_t)head);
+  char *out = malloc(len + 1);
+  size_t got = 0;
+  /* the first row arrives while the input is open */
+  while (got <= (size_t)(nl - in)) {
+    ssize_t n = read(from[0], out + got, len - got);
+    cr_assert_gt(n, 0, "encode --stream wrote nothing before the input ended");
+    got += (size_t)n;
+  }
+  cr_assert(memcmp(out, in, (size_t)(nl - in) + 1) == 0);
+  /* the rest written as the output is read (the pipes hold less than the
+   * payload) */
+  size_t put = head;
+  while (put < len || got < len + 1) {
+    struct pollfd fds[2] = {{from[0], POLLIN, 0}, {put < len ? to[1] : -1, POLLOUT, 0}};
+    cr_assert_gt(poll(fds, 2, 30000), 0, "encode --stream stalled");
+    if (fds[1].revents & POLLOUT) {
+      size_t k = len - put < 4096 ? len - put : 4096;
+      ssize_t w = write(to[1], in + put, k);
+      cr_assert_gt(w, 0);
+      put += (size_t)w;
+      if (put == len) close(to[1]);
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP)) {
+      ssize_t n = read(from[0], out + got, len + 1 - got);
+      if (n <= 0) break;
+      got += (size_t)n;
+    }
+  }
+  close(from[0]);
+  int st;
+  waitpid(pid, &st, 0);
+  cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  cr_assert(got == len && memcmp(out, in, len) == 0);
+  free(out);
+  free(in);
 }
 
 Test(encode, help) {

@@ -399,3 +399,250 @@ Test(fixtures, every_server_written_payload_round_trips, .timeout = 600) {
                unexpected);
   cr_expect_eq(fixed, 0, "%zu fixtures listed in tests/encode-known.txt are now exact", fixed);
 }
+
+/* ---- rsc_encode_ready: rows written as they settle --------------------------- */
+
+/* How a payload is cut into feeds. */
+enum split { SPLIT_WHOLE, SPLIT_BYTES, SPLIT_LINES, SPLIT_SMALL, SPLIT_LARGE };
+
+/* The length of the feed at in[at..len). */
+static size_t piece(enum split how, const char *in, size_t at, size_t len, unsigned *seed) {
+  size_t left = len - at, n;
+  switch (how) {
+  case SPLIT_WHOLE: return left;
+  case SPLIT_BYTES: return 1;
+  case SPLIT_LINES: {
+    const char *nl = memchr(in + at, '\n', left);
+    return nl ? (size_t)(nl - (in + at)) + 1 : left;
+  }
+  case SPLIT_SMALL: n = 1 + rand_r(seed) % 23; break;
+  default: n = 1 + rand_r(seed) % 3000; break;
+  }
+  return n < left ? n : left;
+}
+
+typedef struct streamed {
+  buf out;
+  size_t first_at; /* bytes fed when the first byte came out (len + 1: at finish) */
+  rsc_status st;
+} streamed;
+
+/* Feeds in[0..len) split as how says, calling rsc_encode_ready after each
+ * feed and once after finish; *dp (when not NULL) gets the decoder. */
+static streamed stream_encode(const char *in, size_t len, uint32_t flags, rsc_bundler bundler,
+                              enum split how, unsigned seed, rsc_decoder **dp) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = flags | RSC_OPT_KEEP_ROWS;
+  opt.bundler = bundler;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  cr_assert_not_null(d);
+  streamed s;
+  memset(&s, 0, sizeof s);
+  s.first_at = len + 1;
+  size_t at = 0;
+  while (at < len && s.st == RSC_OK) {
+    size_t n = piece(how, in, at, len, &seed);
+    if (rsc_decoder_feed(d, in + at, n) != RSC_OK) break;
+    at += n;
+    s.st = rsc_encode_ready(d, to_buf, &s.out);
+    if (s.out.len && s.first_at > len) s.first_at = at;
+  }
+  if (s.st == RSC_OK) {
+    rsc_decoder_finish(d);
+    s.st = rsc_encode_ready(d, to_buf, &s.out);
+  }
+  if (dp) *dp = d;
+  else rsc_decoder_free(d);
+  return s;
+}
+
+/* The text of a payload streamed, as one string (writes into out). */
+static void stream_same(const char *in, enum split how, const char *want, size_t *first_at) {
+  streamed s = stream_encode(in, strlen(in), 0, RSC_BUNDLER_WEBPACK, how, 1, NULL);
+  cr_assert_eq(s.st, RSC_OK, "%s", rsc_status_name(s.st));
+  cr_expect_str_eq(s.out.p ? s.out.p : "", want);
+  if (first_at) *first_at = s.first_at;
+  free(s.out.p);
+}
+
+/* Feeds the rows one at a time and checks what each call writes. */
+static void stream_steps(const char *const *rows, const char *const *want, size_t n) {
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  rsc_decoder *d = rsc_decoder_new(&opt);
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n) cr_assert_eq(rsc_decoder_feed(d, rows[i], strlen(rows[i])), RSC_OK);
+    else cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+    buf out = {0};
+    cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_OK);
+    cr_expect_str_eq(out.p ? out.p : "", want[i], "after %s", i < n ? rows[i] : "finish");
+    free(out.p);
+  }
+  rsc_decoder_free(d);
+}
+
+Test(stream, rows_go_out_as_they_settle) {
+  /* an element row, then an I row, then the model row its lazy names */
+  const char *rows[] = {"0:[\"$\",\"div\",null,{\"children\":\"$L1\"}]\n", "2:I[\"m\",[],\"C\"]\n",
+                        "1:[\"$\",\"$2\",null,{}]\n"};
+  const char *want[] = {rows[0], rows[1], rows[2], ""};
+  stream_steps(rows, want, 3);
+}
+
+Test(stream, a_pending_reference_holds_the_rows_after_it) {
+  /* row 0 waits for row 1; row 2 is ready but goes out after row 0 */
+  const char *rows[] = {"0:{\"a\":\"$1\"}\n", "2:\"later\"\n", "1:\"x\"\n"};
+  const char *want[] = {"", "", "0:{\"a\":\"$1\"}\n2:\"later\"\n1:\"x\"\n", ""};
+  stream_steps(rows, want, 3);
+}
+
+Test(stream, a_blocked_element_holds_its_row) {
+  /* the element inside row 0 waits for row 1 (the row's chunk settles
+   * around a lazy in its place) */
+  const char *rows[] = {"0:{\"e\":[\"$\",\"div\",null,{\"x\":\"$1\"}]}\n", "1:\"y\"\n"};
+  const char *want[] = {"", "0:{\"e\":[\"$\",\"div\",null,{\"x\":\"$1\"}]}\n1:\"y\"\n", ""};
+  stream_steps(rows, want, 2);
+}
+
+Test(stream, outlined_entries_wait_for_the_row_that_names_them) {
+  /* row 1 may be a Map's entries: it waits; row 0 names it, both go out,
+   * made as rsc_encode makes them (the shared object a path into row 1) */
+  const char *rows[] = {"1:[[\"k\",{\"v\":1}]]\n", "0:{\"m\":\"$Q1\",\"p\":\"$1:0:1\"}\n"};
+  const char *want[] = {"", "1:[[\"k\",{\"v\":1}]]\n0:{\"m\":\"$Q1\",\"p\":\"$1:0:1\"}\n", ""};
+  stream_steps(rows, want, 2);
+}
+
+Test(stream, an_array_row_goes_out_once_a_later_row_shows_it_is_no_form) {
+  const char *rows[] = {"0:[1,\"$L1\"]\n", "2:[3]\n", "1:\"s\"\n"};
+  const char *want[] = {"", "", "0:[1,\"$L1\"]\n2:[3]\n1:\"s\"\n", ""};
+  stream_steps(rows, want, 3);
+  /* and at the end when no such row comes */
+  const char *rows2[] = {"0:[1,2]\n"};
+  const char *want2[] = {"", "0:[1,2]\n"};
+  stream_steps(rows2, want2, 1);
+}
+
+Test(stream, splits_change_nothing) {
+  const char in[] =
+      ":HL[\"/a.css\",\"style\"]\n1:I[\"m\",[],\"C\"]\n0:[\"$\",\"$1\",null,{\"t\":\"$2\","
+      "\"d\":\"$D2020-01-01T00:00:00.000Z\",\"l\":\"$L3\"}]\n2:T5,hello3:[\"$\",\"p\","
+      "null,{\"children\":\"$$x\"}]\n4:E{\"digest\":\"d\"}\n";
+  for (int how = SPLIT_WHOLE; how <= SPLIT_LARGE; how++) {
+    size_t first = 0;
+    stream_same(in, (enum split)how, in, &first);
+    if (how == SPLIT_BYTES) cr_expect_lt(first, sizeof in - 1, "the hint goes out before the end");
+  }
+}
+
+Test(stream, api_errors) {
+  rsc_decoder *d = rsc_decoder_new(NULL);
+  buf out = {0};
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_ERR_STATE); /* no RSC_OPT_KEEP_ROWS */
+  cr_assert_eq(rsc_encode_ready(NULL, to_buf, &out), RSC_ERR_STATE);
+  rsc_decoder_free(d);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  d = rsc_decoder_new(&opt);
+  cr_assert_eq(rsc_encode_ready(d, NULL, &out), RSC_ERR_STATE);
+  /* the writer fails: sticky, nothing more written */
+  cr_assert_eq(rsc_decoder_feed(d, "0:1\n", 4), RSC_OK);
+  out.fail_after = 1;
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_ERR_USER);
+  out.fail_after = 0;
+  cr_assert_eq(rsc_decoder_feed(d, "1:2\n", 4), RSC_OK);
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_ERR_USER);
+  cr_assert_eq(out.len, 0);
+  /* rsc_encode keeps its own state */
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  cr_assert_str_eq(out.p, "0:1\n1:2\n");
+  free(out.p);
+  /* a reset drops the streaming state */
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, "0:3\n", 4), RSC_OK);
+  buf again = {0};
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &again), RSC_OK);
+  cr_assert_str_eq(again.p, "0:3\n");
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &again), RSC_OK);
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &again), RSC_OK); /* nothing more */
+  cr_assert_str_eq(again.p, "0:3\n");
+  free(again.p);
+  /* a decoder error: nothing written */
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  rsc_decoder_feed(d, "0:1\n0:2\n", 8);
+  buf none = {0};
+  cr_assert_eq(rsc_encode_ready(d, to_buf, &none), RSC_ERR_DUPLICATE_ROW);
+  cr_assert_eq(none.len, 0);
+  rsc_decoder_free(d);
+}
+
+/* Every server-written fixture streamed in several split patterns: the
+ * concatenated output is rsc_encode's (on the same decoder and on a fresh
+ * one), so the input itself for the exact ones; and rows come out before
+ * the end of the input. */
+Test(fixtures, every_server_written_payload_streams, .timeout = 900) {
+  static const char *const patterns[] = {
+      "react/*/prod/*.rsc",     "react/*/dev/*.rsc", "bundlers/*/*/prod/*.rsc",
+      "bundlers/*/*/dev/*.rsc", "html/next-*.rsc",
+  };
+  size_t total = 0, early = 0, multi = 0, bad = 0;
+  for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+    char pat[1024];
+    snprintf(pat, sizeof pat, "%s/%s", RSC_FIXTURES, patterns[p]);
+    glob_t g;
+    cr_assert_eq(glob(pat, 0, NULL, &g), 0, "no fixtures at %s", pat);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+      const char *path = g.gl_pathv[i];
+      const char *rel = path + strlen(RSC_FIXTURES) + 1;
+      size_t len;
+      char *in = ts_read(path, &len);
+      cr_assert_not_null(in);
+      uint32_t flags = strstr(rel, "/dev/") ? RSC_OPT_DEV : 0;
+      rsc_bundler bundler = bundler_of(rel);
+      buf ref;
+      rsc_status rst = encode_with(in, len, flags, bundler, &ref);
+      cr_assert_eq(rst, RSC_OK, "%s: rsc_encode: %s", rel, rsc_status_name(rst));
+      size_t rows = 0;
+      for (size_t j = 0; j < len; j++) rows += in[j] == '\n';
+      total++;
+      multi += rows > 1;
+      for (int how = SPLIT_WHOLE; how <= SPLIT_LARGE; how++) {
+        if (how == SPLIT_BYTES && len > (1u << 18)) continue;
+        rsc_decoder *d;
+        streamed s = stream_encode(in, len, flags, bundler, (enum split)how, (unsigned)i + 7, &d);
+        buf same = {0};
+        rsc_status est = rsc_encode(d, to_buf, &same);
+        bool ok = s.st == RSC_OK && est == RSC_OK && s.out.len == ref.len &&
+                  memcmp(s.out.p, ref.p, ref.len) == 0 && same.len == ref.len &&
+                  memcmp(same.p, ref.p, ref.len) == 0;
+        if (!ok) {
+          size_t at = 0;
+          while (at < ref.len && at < s.out.len && ref.p[at] == s.out.p[at]) at++;
+          bool vs_same = same.len == s.out.len && memcmp(same.p, s.out.p, same.len) == 0;
+          cr_log_error("%s: split %d: streamed differs at byte %zu (%s, %zu of %zu bytes; "
+                       "rsc_encode on the same decoder %s)",
+                       rel, how, at, rsc_status_name(s.st), s.out.len, ref.len,
+                       vs_same ? "agrees" : "differs");
+          bad++;
+        }
+        if (how == SPLIT_BYTES && rows > 1 && s.first_at < len) early++;
+        free(same.p);
+        free(s.out.p);
+        rsc_decoder_free(d);
+      }
+      free(ref.p);
+      free(in);
+    }
+    globfree(&g);
+  }
+  fprintf(stderr,
+          "encode stream: %zu fixtures, %zu of the %zu with more than one row wrote a row "
+          "before their last byte\n",
+          total, early, multi);
+  cr_expect_eq(bad, 0, "%zu streamed encodes differ from rsc_encode", bad);
+  cr_expect_gt(early, multi * 9 / 10, "rows come out before the end");
+}

@@ -29,6 +29,7 @@
  * stream that ended early), 2 usage error. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rscflight.h"
 #include "bench_hooks.h"
@@ -526,18 +528,78 @@ static int cmd_dump(int argc, char **argv) {
 static void encode_help(FILE *f) {
   fprintf(f,
           "usage: %s encode [--dev] [--bundler B] [--html] [FILE|-]\n"
+          "       %s encode --stream [--chunk-size N] [--dev] [--bundler B] [FILE|-]\n"
           "\n"
           "Decode a Flight payload, then write it back as Flight to stdout (rsc_encode):\n"
           "for what React's server wrote, the same bytes. Exit 1 with the error's byte\n"
-          "offset when the input is refused.\n",
-          prog);
+          "offset when the input is refused.\n"
+          "\n"
+          "  --stream        read the input in pieces as it comes (at most N bytes a read,\n"
+          "                  65536 unless --chunk-size says) and write each row to stdout\n"
+          "                  as soon as it is final (rsc_encode_ready), flushed after\n"
+          "                  every piece: a proxy's pass-through that does not wait for\n"
+          "                  the end of the stream. The output is that of encode.\n",
+          prog, prog);
+}
+
+/* encode --stream: the input read in pieces of at most chunk bytes, each
+ * fed, then the rows that are final written and flushed. */
+static int encode_stream(const char *file, const rsc_options *opt, size_t chunk) {
+  int fd = strcmp(file, "-") == 0 ? 0 : open(file, O_RDONLY);
+  if (fd < 0) {
+    fprintf(stderr, "%s: %s: %s\n", prog, file, strerror(errno));
+    return 1;
+  }
+  char *buf = (char *)malloc(chunk);
+  rsc_decoder *d = buf ? decoder_new(opt) : NULL;
+  if (!d) {
+    fprintf(stderr, "%s: %s: out of memory\n", prog, file);
+    free(buf);
+    if (fd) close(fd);
+    return 1;
+  }
+  rsc_status st = RSC_OK;
+  int read_failed = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      read_failed = errno;
+      break;
+    }
+    if (n == 0) break;
+    if (rsc_decoder_feed(d, buf, (size_t)n) != RSC_OK) break;
+    st = rsc_encode_ready(d, write_stdout, NULL);
+    if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
+    if (st != RSC_OK) break;
+  }
+  if (fd) close(fd);
+  free(buf);
+  if (read_failed) {
+    fprintf(stderr, "%s: %s: %s\n", prog, file, strerror(read_failed));
+    rsc_decoder_free(d);
+    return 1;
+  }
+  if (st == RSC_OK && rsc_decoder_error(d)->code == RSC_OK) rsc_decoder_finish(d);
+  if (rsc_decoder_error(d)->code != RSC_OK) {
+    fflush(stdout);
+    cli_report_error(file, rsc_decoder_error(d));
+    rsc_decoder_free(d);
+    return 1;
+  }
+  if (st == RSC_OK) st = rsc_encode_ready(d, write_stdout, NULL);
+  if (st == RSC_OK && fflush(stdout) != 0) st = RSC_ERR_USER;
+  report_written(file, d, st);
+  rsc_decoder_free(d);
+  return st != RSC_OK;
 }
 
 static int cmd_encode(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
   opt.flags |= RSC_OPT_KEEP_ROWS;
-  int html = 0;
+  int html = 0, stream = 0;
+  size_t chunk = 0;
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -545,12 +607,20 @@ static int cmd_encode(int argc, char **argv) {
     else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
       if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
     } else if (strcmp(a, "--html") == 0) html = 1;
-    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
+    else if (strcmp(a, "--stream") == 0) stream = 1;
+    else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
+      char *end;
+      long long v = strtoll(argv[++i], &end, 10);
+      if (*end || v <= 0) return usage(stderr, 2);
+      chunk = (size_t)v;
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
     else if (a[0] == '-' && a[1]) return usage(stderr, 2);
     else if (file) return usage(stderr, 2);
     else file = a;
   }
   if (!file) file = "-";
+  if (stream && html) return usage(stderr, 2);
+  if (stream) return encode_stream(file, &opt, chunk ? chunk : 65536);
   char *buf;
   rsc_decoder *d = decode_input(file, html, &opt, 0, &buf);
   if (!d) return 1;

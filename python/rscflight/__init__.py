@@ -565,15 +565,20 @@ class Decoder:
     finish() reads everything the root reaches.
 
     lazy_root: do not await the root from the start (React's late reader);
-    the other options are loads()'s. A decoder belongs to one thread at a
-    time; it releases the GIL while it decodes.
+    keep_rows: keep what encode_ready() needs to write the payload back as
+    Flight while it streams; the other options are loads()'s. A decoder
+    belongs to one thread at a time; it releases the GIL while it decodes.
     """
 
     def __init__(self, *, dev=False, allow_partial=False, lenient_ids=False, temp_refs=False,
                  lazy_root=False, limits=None, on_event=None, drop_bom=False, lenient=False,
-                 bundler="webpack"):
-        self._state = _n._dec_new(_flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root,
-                                         drop_bom, lenient, bundler), _limits(limits))
+                 bundler="webpack", keep_rows=False):
+        flags = _flags(dev, allow_partial, lenient_ids, temp_refs, lazy_root, drop_bom, lenient,
+                       bundler)
+        if keep_rows:
+            flags |= lib.RSC_OPT_KEEP_ROWS
+        self._keep_rows = keep_rows
+        self._state = _n._dec_new(flags, _limits(limits))
         self._events = []
         self._on_event = on_event
         self.hints = []
@@ -600,6 +605,21 @@ class Decoder:
         Raises DecodeError when the stream is refused (sticky: later calls
         raise it again)."""
         self._run(_n._dec_feed(self._state, data))
+
+    def encode_ready(self):
+        """The payload written back as Flight, as far as it can be written for
+        good now (rsc_encode_ready): call it after any feed() and once after
+        finish(); what all the calls return, joined, is the payload as
+        ``dumps(loads(data, keep_rows=True))`` writes it (the input itself
+        where the round trip is exact). Rows go out in order: a row whose
+        value waits on a row still to come holds back the rows after it.
+        Needs ``Decoder(keep_rows=True)``; raises DecodeError when the
+        stream was refused."""
+        if not self._keep_rows:
+            raise ValueError("encode_ready() needs Decoder(keep_rows=True)")
+        result, data = _n._dec_encode_ready(self._state)
+        self._run(result)
+        return data
 
     def finish(self):
         """End the stream (rows that never came reject with "Connection

@@ -366,3 +366,61 @@ def test_bundler_option():
         R.dumps(1, bundler="turbopack")
     with pytest.raises(ValueError):
         R.dumps(1, bundler="nope")
+
+
+def _stream(data, sizes, **opts):
+    """Feeds data in pieces of the given sizes (cycled), calling encode_ready()
+    after each and after finish(); returns the pieces it wrote and the bytes
+    fed before the first one."""
+    d = R.Decoder(keep_rows=True, **opts)
+    out, at, first, i = [], 0, None, 0
+    while at < len(data):
+        n = sizes[i % len(sizes)]
+        i += 1
+        d.feed(data[at:at + n])
+        at += n
+        piece = d.encode_ready()
+        if piece and first is None:
+            first = min(at, len(data))
+        out.append(piece)
+    try:
+        d.finish()
+    except (R.IncompleteError, R.ServerError):
+        pass
+    out.append(d.encode_ready())
+    assert d.encode_ready() == b""
+    return b"".join(out), first
+
+
+def test_decoder_encode_ready_streams_every_kept_payload():
+    known = _known_inexact()
+    early = multi = 0
+    for rel in SERVER_WRITTEN:
+        with open(os.path.join(FIXTURES, rel), "rb") as f:
+            data = f.read()
+        opts = dict(dev="/dev/" in rel, bundler=_bundler_of(rel))
+        for sizes in ([len(data)], [1, 7, 64], [4096]):
+            out, first = _stream(data, sizes, **opts)
+            if rel not in known:
+                assert out == data, (rel, sizes)
+            if sizes == [1, 7, 64] and data.count(b"\n") > 1:
+                multi += 1
+                early += first is not None and first < len(data)
+    assert early > multi * 9 // 10, (early, multi)
+
+
+def test_decoder_encode_ready_waits_for_a_pending_row():
+    d = R.Decoder(keep_rows=True)
+    d.feed(b'0:{"a":"$1"}\n2:"later"\n')
+    assert d.encode_ready() == b""
+    d.feed(b'1:"x"\n')
+    assert d.encode_ready() == b'0:{"a":"$1"}\n2:"later"\n1:"x"\n'
+    assert d.finish() == {"a": "x"}
+    assert d.encode_ready() == b""
+    with pytest.raises(ValueError):
+        R.Decoder().encode_ready()
+    bad = R.Decoder(keep_rows=True)
+    with pytest.raises(R.DecodeError):
+        bad.feed(b"0:1\n0:2\n")
+    with pytest.raises(R.DecodeError):
+        bad.encode_ready()
