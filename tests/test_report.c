@@ -1,9 +1,11 @@
+#define _XOPEN_SOURCE 700
 /* test_report.c - the byte report (src/report.c, rsc_report_html): spans
  * that add up to the rows and the payload on fixtures, value spans that are
  * their JSON text, components, duplicates and boundaries on crafted
  * payloads, a 10 MB report smaller than its input, and bad input of every
  * kind answered with a page or a code, never a crash. */
 #include <criterion/criterion.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,46 @@ Test(report, spans_add_up_on_fixtures) {
     rsc__report_free(&r);
     free(buf);
   }
+}
+
+/* Every fixture and page: its spans add up (payloads the decoder refuses
+ * are measured all the same) and rsc_report_html writes a whole page. */
+static size_t nreported, npages;
+
+static int report_fixture(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  size_t n = strlen(path);
+  bool page = n > 5 && strcmp(path + n - 5, ".html") == 0;
+  if (type != FTW_F || strstr(path, "node_modules") ||
+      (!page && (n < 4 || strcmp(path + n - 4, ".rsc"))))
+    return 0;
+  size_t len;
+  char *buf = ts_read(path, &len);
+  cr_assert_not_null(buf, "%s", path);
+  if (!page) {
+    rsc__report r;
+    cr_assert_eq(rsc__report_build(&r, buf, len, NULL), RSC_OK, "%s", path);
+    check_spans(&r);
+    rsc__report_free(&r);
+  }
+  sink out = {0};
+  rsc_error err;
+  cr_assert_eq(rsc_report_html(buf, len, page ? 1 : 0, NULL, sink_write, &out, &err), RSC_OK, "%s",
+               path);
+  cr_assert(out.len > 1000 && strncmp(out.text, "<!doctype html>", 15) == 0, "%s", path);
+  cr_assert(strstr(out.text, "</html>"), "%s: the page is cut", path);
+  free(out.text);
+  free(buf);
+  nreported++;
+  npages += page;
+  return 0;
+}
+
+Test(report, every_fixture_and_page, .timeout = 600) {
+  cr_assert_eq(nftw(RSC_FIXTURES, report_fixture, 16, FTW_PHYS), 0);
+  cr_expect_gt(nreported, 700);
+  cr_expect_gt(npages, 20);
 }
 
 /* The value of a member spans its JSON text exactly. */
