@@ -154,8 +154,11 @@ static inline rsc_status buf_append(rsc_frame *f, const uint8_t *p, size_t n) {
 static rsc_status buf_append_slow(rsc_frame *f, const uint8_t *p, size_t n) {
   size_t need = f->buf_len + n + RSC_FRAME_PADDING;
   if (need > f->buf_cap) {
+    /* Doubling, then half again past 1 MiB: a row gathered from many
+     * pieces holds the old and the new buffer while it grows, so the
+     * smaller step keeps that peak near twice the row, not three times. */
     size_t cap = f->buf_cap ? f->buf_cap : 256;
-    while (cap < need) cap *= 2;
+    while (cap < need) cap = cap < ((size_t)1 << 20) ? cap * 2 : cap + cap / 2;
     uint8_t *nb = (uint8_t *)rsc__heap_realloc(&f->alloc, f->buf, f->buf_cap, cap);
     if (!nb) return RSC_ERR_NOMEM;
     f->buf = nb;
