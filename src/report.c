@@ -28,7 +28,7 @@
 #include "report_page.h"
 #include "rowtags.h"
 
-enum { TAG_HALT = 1, TAG_CUT = 2 };
+enum { TAG_HALT = RSC__TAG_HALT, TAG_CUT = RSC__TAG_CUT }; /* rowtags.h */
 enum {
   RPT_MAX_DEPTH = 100000,
   RPT_MIN_STRING = 4,     /* shorter strings are not counted as repeats   */
@@ -602,46 +602,14 @@ static int walk_json(build *b, walk *w, uint32_t row_node, uint64_t base, size_t
 
 /* MARK: rows ------------------------------------------------------------------------ */
 
-static int scan_id(const char *buf, size_t len, size_t *p, int64_t *id) {
-  int64_t v = 0;
-  size_t i = *p;
-  for (; i < len && buf[i] != ':'; i++) {
-    int h = rsc__hex_digit((uint8_t)buf[i]);
-    if (h < 0 || (v = v * 16 + h) > INT32_MAX) return 0;
-  }
-  if (i >= len) return 0;
-  *id = v;
-  *p = i + 1;
-  return 1;
-}
-
 static int scan_row(const char *buf, size_t len, rsc__rpt_row *w) {
-  size_t p = (size_t)w->off;
-  if (!scan_id(buf, len, &p, &w->id) || p >= len) return 0;
-  unsigned char c = (unsigned char)buf[p];
-  if (rsc__is_length_tag(c)) {
-    uint64_t n = 0;
-    int digits = 0;
-    for (p++; p < len && buf[p] != ','; p++) {
-      int h = rsc__hex_digit((uint8_t)buf[p]);
-      if (h < 0 || ++digits > 15) return 0;
-      n = n * 16 + (uint64_t)h;
-    }
-    if (p >= len || len - (p + 1) < n) return 0;
-    w->tag = c;
-    w->data = p + 1;
-    w->dlen = n;
-    w->len = w->data + w->dlen - w->off;
-    return 1;
-  }
-  w->tag = rsc__is_newline_tag(c) ? c : 0;
-  w->data = w->tag ? p + 1 : p;
-  const char *nl = memchr(buf + w->data, '\n', len - (size_t)w->data);
-  if (!nl) return 0;
-  w->dlen = (uint64_t)(nl - (buf + w->data));
-  w->len = (uint64_t)(nl - buf) + 1 - w->off;
-  if (w->tag == 0 && w->dlen == 0) w->tag = TAG_HALT;
-  if (w->tag == 'H' || w->tag == 'N' || w->tag == 'W') w->id = -1;
+  rsc__flat_row f;
+  if (!rsc__scan_row(buf, len, (size_t)w->off, &f)) return 0;
+  w->id = f.id;
+  w->tag = f.tag;
+  w->len = f.len;
+  w->data = f.data;
+  w->dlen = f.dlen;
   return 1;
 }
 

@@ -1,14 +1,17 @@
 /* rowtags.h - what a row's tag byte says (docs/spec/FLIGHT-PROTOCOL.md 2.1):
  * how the row is framed, and which binary value a length row carries.
- * Header-only, so that the framer, the decoder and `rscflight stats` (which
- * re-frames the raw bytes to count them) read tags from one table. */
+ * Header-only, so that the framer, the decoder, `rscflight stats` and the
+ * byte report (which re-frame the raw bytes to count them) read tags from
+ * one table. */
 #ifndef RSC_ROWTAGS_H
 #define RSC_ROWTAGS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "hex.h"
 #include "rscflight.h"
 
 /* LENTAG: rows that carry a hex byte count before a comma. */
@@ -60,6 +63,57 @@ static inline int rsc__binary_tag_kind(uint8_t tag, size_t *elem) {
   case 'V': return RSC_DATA_VIEW;
   default: return -1;
   }
+}
+
+/* Pseudo tags of the re-framers (stats, report): "<id>:\n", unframed rest. */
+enum { RSC__TAG_HALT = 1, RSC__TAG_CUT = 2 };
+
+/* A row found in a whole buffer by rsc__scan_row. */
+typedef struct rsc__flat_row {
+  int64_t id;          /* -1: side-channel rows (H, N, W)                    */
+  unsigned char tag;   /* 0: model; 'T', 'I', ...; RSC__TAG_HALT            */
+  uint64_t len;        /* the whole row from off, id to LF (or last byte)   */
+  uint64_t data, dlen; /* its payload                                     */
+} rsc__flat_row;
+
+/* Frames the row at buf[off] (docs/spec/FLIGHT-PROTOCOL.md 2.3): "<hex
+ * id>:" (strict lowercase hex below 2^31, as React servers write ids),
+ * then a length row or a newline row. Returns 0 when it cannot be framed
+ * or the buffer ends inside it. */
+static inline int rsc__scan_row(const char *buf, size_t len, size_t off, rsc__flat_row *r) {
+  int64_t id = 0;
+  size_t p = off;
+  for (; p < len && buf[p] != ':'; p++) {
+    int h = rsc__hex_digit((uint8_t)buf[p]);
+    if (h < 0 || (id = id * 16 + h) > INT32_MAX) return 0;
+  }
+  if (++p >= len) return 0;
+  r->id = id;
+  unsigned char c = (unsigned char)buf[p];
+  if (rsc__is_length_tag(c)) {
+    uint64_t n = 0;
+    int digits = 0;
+    for (p++; p < len && buf[p] != ','; p++) {
+      int h = rsc__hex_digit((uint8_t)buf[p]);
+      if (h < 0 || ++digits > 15) return 0;
+      n = n * 16 + (uint64_t)h;
+    }
+    if (p >= len || len - (p + 1) < n) return 0;
+    r->tag = c;
+    r->data = p + 1;
+    r->dlen = n;
+    r->len = r->data + r->dlen - off;
+    return 1;
+  }
+  r->tag = rsc__is_newline_tag(c) ? c : 0;
+  r->data = r->tag ? p + 1 : p;
+  const char *nl = (const char *)memchr(buf + r->data, '\n', len - (size_t)r->data);
+  if (!nl) return 0;
+  r->dlen = (uint64_t)(nl - (buf + r->data));
+  r->len = (uint64_t)(nl - buf) + 1 - off;
+  if (r->tag == 0 && r->dlen == 0) r->tag = RSC__TAG_HALT;
+  if (r->tag == 'H' || r->tag == 'N' || r->tag == 'W') r->id = -1;
+  return 1;
 }
 
 #endif

@@ -28,7 +28,7 @@
 #include "hex.h"
 #include "rowtags.h"
 
-enum { TAG_HALT = 1, TAG_CUT = 2 }; /* pseudo tags: "<id>:\n", unframed rest */
+enum { TAG_HALT = RSC__TAG_HALT, TAG_CUT = RSC__TAG_CUT }; /* rowtags.h */
 enum { STATS_DEFAULT_TOP = 10, STATS_MIN_STRING = 4, STATS_MAX_JSON_DEPTH = 100000 };
 
 /* MARK: rows -------------------------------------------------------------- */
@@ -57,50 +57,16 @@ static int push_row(row_list *l, const row *r) {
   return 1;
 }
 
-/* Reads "<hex id>:" at *p. Returns 0 when the bytes are not an id and a
- * colon (strict lowercase hex below 2^31, as React servers write them). */
-static int scan_id(const char *buf, size_t len, size_t *p, int64_t *id) {
-  int64_t v = 0;
-  size_t i = *p;
-  for (; i < len && buf[i] != ':'; i++) {
-    int h = rsc__hex_digit((uint8_t)buf[i]);
-    if (h < 0 || (v = v * 16 + h) > INT32_MAX) return 0;
-  }
-  if (i >= len) return 0;
-  *id = v;
-  *p = i + 1;
-  return 1;
-}
-
-/* Frames one row starting at r->off into r. Returns 0 when it cannot be
- * framed or the input ends inside it. */
+/* Frames one row starting at r->off into r (rowtags.h). Returns 0 when it
+ * cannot be framed or the input ends inside it. */
 static int scan_row(const char *buf, size_t len, row *r) {
-  size_t p = r->off;
-  if (!scan_id(buf, len, &p, &r->id) || p >= len) return 0;
-  unsigned char c = (unsigned char)buf[p];
-  if (rsc__is_length_tag(c)) {
-    uint64_t n = 0;
-    int digits = 0;
-    for (p++; p < len && buf[p] != ','; p++) {
-      int h = rsc__hex_digit((uint8_t)buf[p]);
-      if (h < 0 || ++digits > 15) return 0;
-      n = n * 16 + (uint64_t)h;
-    }
-    if (p >= len || len - (p + 1) < n) return 0;
-    r->tag = c;
-    r->data = p + 1;
-    r->dlen = (size_t)n;
-    r->len = r->data + r->dlen - r->off;
-    return 1;
-  }
-  r->tag = rsc__is_newline_tag(c) ? c : 0;
-  r->data = r->tag ? p + 1 : p;
-  const char *nl = memchr(buf + r->data, '\n', len - r->data);
-  if (!nl) return 0;
-  r->dlen = (size_t)(nl - (buf + r->data));
-  r->len = (size_t)(nl - buf) + 1 - r->off;
-  if (r->tag == 0 && r->dlen == 0) r->tag = TAG_HALT;
-  if (r->tag == 'H' || r->tag == 'N' || r->tag == 'W') r->id = -1;
+  rsc__flat_row f;
+  if (!rsc__scan_row(buf, len, r->off, &f)) return 0;
+  r->id = f.id;
+  r->tag = f.tag;
+  r->len = (size_t)f.len;
+  r->data = (size_t)f.data;
+  r->dlen = (size_t)f.dlen;
   return 1;
 }
 
