@@ -27,6 +27,7 @@
 #include "hex.h"
 #include "report_page.h"
 #include "rowtags.h"
+#include "symbols.h"
 
 enum { TAG_HALT = RSC__TAG_HALT, TAG_CUT = RSC__TAG_CUT }; /* rowtags.h */
 enum {
@@ -205,32 +206,6 @@ static size_t utf8_cut(const char *s, size_t n, size_t chars, int *cut) {
   return n;
 }
 
-static const char *symbol_name(const char *key, size_t n) {
-  static const char *const names[][2] = {
-      {"react.fragment", "Fragment"},
-      {"react.suspense", "Suspense"},
-      {"react.suspense_list", "SuspenseList"},
-      {"react.profiler", "Profiler"},
-      {"react.strict_mode", "StrictMode"},
-      {"react.activity", "Activity"},
-      {"react.view_transition", "ViewTransition"},
-      {"react.legacy_hidden", "LegacyHidden"},
-      {"react.offscreen", "Offscreen"},
-      {"react.portal", "Portal"},
-      {"react.context", "Context"},
-      {"react.consumer", "Consumer"},
-      {"react.provider", "Provider"},
-      {"react.memo", "Memo"},
-      {"react.forward_ref", "ForwardRef"},
-      {"react.lazy", "Lazy"},
-      {"react.scope", "Scope"},
-      {"react.tracing_marker", "TracingMarker"},
-  };
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strlen(names[i][0]) == n && memcmp(key, names[i][0], n) == 0) return names[i][1];
-  return NULL;
-}
-
 /* An element type: display name, kind and (client) module, as
  * `rscflight tree` and `stats` name components: a client component by
  * its export name (a default export by its file's base name). */
@@ -284,7 +259,7 @@ static void describe_value(const rsc_node *v, type_desc *out) {
       return;
     case RSC_SYMBOL: {
       s = rsc_node_string(v, &n);
-      const char *sym = symbol_name(s, n);
+      const char *sym = rsc__react_symbol_name(s, n);
       out->kind = 'r';
       if (sym) snprintf(out->name, sizeof out->name, "%s", sym);
       else snprintf(out->name, sizeof out->name, "Symbol(%.100s)", s ? s : "");
@@ -340,7 +315,7 @@ static void describe_raw_type(rsc_decoder *d, const char *s, size_t n, type_desc
     out->kind = 'o';
     snprintf(out->name, sizeof out->name, "%.*s (unresolved)", (int)(n < 100 ? n : 100), s);
   } else if (n >= 2 && s[0] == '$' && s[1] == 'S') {
-    const char *sym = symbol_name(s + 2, n - 2);
+    const char *sym = rsc__react_symbol_name(s + 2, n - 2);
     out->kind = 'r';
     if (sym) snprintf(out->name, sizeof out->name, "%s", sym);
     else
@@ -633,35 +608,6 @@ static int scan_rows(rsc__report *r) {
   return 1;
 }
 
-static const char *tag_label(unsigned char tag, char *buf, size_t cap) {
-  size_t elem;
-  int kind = rsc__binary_tag_kind(tag, &elem);
-  if (kind >= 0 && tag != 'b') {
-    snprintf(buf, cap, "%c %s", tag, rsc_binary_kind_name((rsc_binary_kind)kind));
-    return buf;
-  }
-  switch (tag) {
-  case 0: return "model";
-  case TAG_HALT: return "halt";
-  case TAG_CUT: return "cut off";
-  case 'I': return "I client module";
-  case 'H': return "H hint";
-  case 'E': return "E error";
-  case 'T': return "T text";
-  case 'b': return "b byte stream piece";
-  case 'R': return "R stream";
-  case 'r': return "r byte stream";
-  case 'X': return "X async iterable";
-  case 'x': return "x async iterator";
-  case 'C': return "C stream close";
-  case 'D': return "D debug info";
-  case 'N': return "N time origin";
-  case 'J': return "J I/O info";
-  case 'W': return "W console";
-  default: snprintf(buf, cap, "%c row", tag); return buf;
-  }
-}
-
 /* A chunk node's name: "row 1f · <main>", "row 1 · I app/Feed.js#Feed". */
 static uint32_t chunk_name(build *b, int64_t id, const rsc__rpt_row *first) {
   rsc__report *r = b->r;
@@ -686,7 +632,8 @@ static uint32_t chunk_name(build *b, int64_t id, const rsc__rpt_row *first) {
       snprintf(buf + k, sizeof buf - (size_t)k, "{%u keys}", top->nkids);
     else snprintf(buf + k, sizeof buf - (size_t)k, "model");
   } else {
-    snprintf(buf + k, sizeof buf - (size_t)k, "%s", tag_label(first->tag, label, sizeof label));
+    snprintf(buf + k, sizeof buf - (size_t)k, "%s",
+             rsc__row_tag_label(first->tag, 1, label, sizeof label));
   }
   return pool_add(r, buf, strlen(buf));
 }
@@ -720,7 +667,7 @@ static void measure_row(build *b, walk *w, rsc__rpt_row *row, uint32_t node) {
     uint32_t t = add_node(r, node, RSC__RPT_DATA, row->data);
     if (t != RSC__RPT_NONE) {
       char label[64], buf[96];
-      snprintf(buf, sizeof buf, "%s data", tag_label(row->tag, label, sizeof label));
+      snprintf(buf, sizeof buf, "%s data", rsc__row_tag_label(row->tag, 1, label, sizeof label));
       r->nodes[t].size = row->dlen;
       r->nodes[t].name = pool_add(r, buf, strlen(buf));
     }
@@ -759,7 +706,8 @@ static int build_tree(build *b) {
         uint32_t rn = add_node(r, chunk, RSC__RPT_ROW, row->off);
         if (rn == RSC__RPT_NONE) break;
         char label[64], buf[128];
-        snprintf(buf, sizeof buf, "%s row at %llu", tag_label(row->tag, label, sizeof label),
+        snprintf(buf, sizeof buf, "%s row at %llu",
+                 rsc__row_tag_label(row->tag, 1, label, sizeof label),
                  (unsigned long long)row->off);
         r->nodes[rn].size = row->len;
         r->nodes[rn].name = pool_add(r, buf, strlen(buf));
@@ -1454,7 +1402,7 @@ static void out_stream(out *o, const rsc__report *r) {
     if (w->id < 0) out_str(o, "null");
     else out_fmt(o, "\"%llx\"", (unsigned long long)w->id);
     char label[64];
-    const char *t = tag_label(w->tag, label, sizeof label);
+    const char *t = rsc__row_tag_label(w->tag, 1, label, sizeof label);
     out_str(o, ",");
     out_json_str(o, t, strlen(t), 0);
     if (w->boundary == RSC__RPT_NONE) out_str(o, ",-1,");

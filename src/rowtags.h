@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hex.h"
@@ -67,6 +68,43 @@ static inline int rsc__binary_tag_kind(uint8_t tag, size_t *elem) {
 
 /* Pseudo tags of the re-framers (stats, report): "<id>:\n", unframed rest. */
 enum { RSC__TAG_HALT = 1, RSC__TAG_CUT = 2 };
+
+/* A row type's label, for `rscflight stats` (brief = 0: "model (JSON)")
+ * and the byte report (brief = 1: "model"). Binary rows name their value's
+ * kind as the library does (rsc_binary_kind_name), into buf; the other
+ * labels are constants. */
+static inline const char *rsc__row_tag_label(unsigned char tag, int brief, char *buf, size_t cap) {
+  size_t elem;
+  int kind = rsc__binary_tag_kind(tag, &elem);
+  if (kind >= 0 && tag != 'b') {
+    snprintf(buf, cap, "%c %s", tag, rsc_binary_kind_name((rsc_binary_kind)kind));
+    return buf;
+  }
+  switch (tag) {
+  case 0: return brief ? "model" : "model (JSON)";
+  case RSC__TAG_HALT: return brief ? "halt" : "halt (empty row)";
+  case RSC__TAG_CUT: return brief ? "cut off" : "cut off / unframed";
+  case 'I': return "I client module";
+  case 'H': return "H hint";
+  case 'E': return "E error";
+  case 'T': return "T text";
+  case 'b': return "b byte stream piece";
+  case 'R': return "R stream";
+  case 'r': return "r byte stream";
+  case 'X': return "X async iterable";
+  case 'x': return "x async iterator";
+  case 'C': return "C stream close";
+  case 'D': return "D debug info";
+  case 'N': return "N time origin";
+  case 'J': return "J I/O info";
+  case 'W': return "W console";
+  case '#': return "# (reserved)";
+  default:
+    if (!brief) return "other tag";
+    snprintf(buf, cap, "%c row", tag);
+    return buf;
+  }
+}
 
 /* A row found in a whole buffer by rsc__scan_row. */
 typedef struct rsc__flat_row {

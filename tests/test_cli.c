@@ -430,6 +430,20 @@ Test(usage, errors) {
       {"tree no-such-file.rsc", 1},
       {"stats no-such-file.rsc", 1},
       {"tree ../tests/golden", 1},
+      /* the decode flags, one parser for every command that decodes */
+      {"tree --bundler nope shop.rsc", 2},
+      {"dump --bundler nope shop.rsc", 2},
+      {"encode --bundler nope shop.rsc", 2},
+      {"stats --bundler nope shop.rsc", 2},
+      {"report --bundler nope shop.rsc", 2},
+      {"tree --bundler", 2},
+      {"tree --bundler turbopack --lenient --drop-bom shop.rsc >/dev/null", 0},
+      {"stats --bundler parcel --allow-partial shop.rsc >/dev/null", 0},
+      {"encode --lenient-ids --temp-refs shop.rsc >/dev/null", 0},
+      {"report --allow-partial shop.rsc -o /dev/null", 0},
+      {"encode --stream --borrow-input shop.rsc", 2},
+      {"tree --borrow-input --full shop.rsc >/dev/null", 0},
+      {"stats --borrow-input shop.rsc >/dev/null", 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char args[256];

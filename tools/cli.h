@@ -45,9 +45,30 @@ int cli_report_incomplete(const char *file, rsc_decoder *d);
 /* rscflight.c: "webpack", "turbopack", "parcel" or "rspack" to *out
  * (--bundler); 0 for any other name. */
 int cli_parse_bundler(const char *name, rsc_bundler *out);
-#define CLI_BUNDLER_HELP                                                                           \
+
+/* rscflight.c: the flags that say how to decode, one parser for every
+ * command that decodes (dump, encode, tree, stats, report): --dev,
+ * --allow-partial, --lenient-ids, --temp-refs, --borrow-input, --drop-bom,
+ * --lenient and --bundler NAME, into *opt. Returns 1 when argv[*i] is one
+ * (*i then stands on its last word), 0 when it is not, -1 when its value
+ * is missing or unknown. */
+int cli_decode_flag(int argc, char **argv, int *i, rsc_options *opt);
+/* The help lines of the flags cli_decode_flag reads. */
+#define CLI_DECODE_HELP                                                                            \
+  "decode flags:\n"                                                                                \
+  "  --dev              decode with React's development client semantics\n"                        \
+  "                     (detected by itself when the stream opens with a :N row)\n"                \
+  "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"                   \
+  "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"                 \
+  "  --temp-refs        decode $T as temporary references instead of rejecting\n"                  \
   "  --bundler NAME     whose server wrote the payload: webpack (default),\n"                      \
-  "                     turbopack, parcel or rspack (the shape of its I rows)\n"
+  "                     turbopack, parcel or rspack (the shape of its I rows)\n"                   \
+  "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"                   \
+  "  --lenient          decode values no server writes as React does (null for\n"                  \
+  "                     a self reference, truncated typed arrays) instead of\n"                    \
+  "                     refusing them\n"                                                           \
+  "  --borrow-input     text and binary rows point into the input, not copies\n"                   \
+  "                     (RSC_OPT_BORROW_INPUT; the output is the same)\n"
 
 /* tree.c, stats.c and report.c: the subcommands (argv excludes the command name) and
  * their help texts. Exit status: 0 ok, 1 input refused or I/O error, 2 usage. */

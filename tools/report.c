@@ -22,10 +22,8 @@ void cli_report_help(FILE *f) {
         "options:\n"
         "  -o FILE            write the page to FILE (default: stdout)\n"
         "  --html             the input is an HTML page\n"
-        "  --dev              decode with React's development client semantics\n"
-        "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
-        "  --lenient          decode values no server writes as React does\n" CLI_BUNDLER_HELP
-        "  -h, --help         this help\n",
+        "  -h, --help         this help\n"
+        "\n" CLI_DECODE_HELP,
         f);
 }
 
@@ -40,17 +38,14 @@ int cli_report_main(int argc, char **argv) {
   rsc_options_init(&opt);
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "-o") == 0 && i + 1 < argc) outpath = argv[++i];
+    int known = cli_decode_flag(argc, argv, &i, &opt);
+    if (known < 0) {
+      fprintf(stderr, "rscflight report: %s wants a bundler name\n", a);
+      return 2;
+    } else if (known) continue;
+    else if (strcmp(a, "-o") == 0 && i + 1 < argc) outpath = argv[++i];
     else if (strcmp(a, "--html") == 0) page = 1;
-    else if (strcmp(a, "--dev") == 0) opt.flags |= RSC_OPT_DEV;
-    else if (strcmp(a, "--drop-bom") == 0) opt.flags |= RSC_OPT_DROP_BOM;
-    else if (strcmp(a, "--lenient") == 0) opt.flags |= RSC_OPT_LENIENT_VALUES;
-    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
-      if (!cli_parse_bundler(argv[++i], &opt.bundler)) {
-        fprintf(stderr, "rscflight report: unknown bundler '%s'\n", argv[i]);
-        return 2;
-      }
-    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       cli_report_help(stdout);
       return 0;
     } else if ((a[0] == '-' && a[1]) || file) {

@@ -89,25 +89,13 @@ static void dump_help(FILE *f) {
           "\n"
           "options:\n"
           "  --chunk-size N     feed the decoder N bytes at a time (default: whole input)\n"
-          "  --dev              decode with React's development client semantics\n"
-          "                     (detected by itself when the stream opens with a :N row)\n"
-          "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
-          "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
-          "  --temp-refs        decode $T as temporary references instead of "
-          "rejecting\n" CLI_BUNDLER_HELP
-          "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
-          "  --lenient          decode values no server writes as React does (null for\n"
-          "                     a self reference, truncated typed arrays) instead of\n"
-          "                     refusing them\n"
-          "  --borrow-input     text and binary rows point into the input, not copies\n"
-          "                     (RSC_OPT_BORROW_INPUT; the dump is the same)\n"
           "  --compact          one line instead of 2-space indentation\n"
           "  --html             the input is an HTML page: decode the payload it inlines\n"
           "                     (a page that opens with '<' is read so without it)\n"
           "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
           "                     referenced that never arrived, a stream left open)\n"
           "  -h, --help         this help\n"
-          "\n"
+          "\n" CLI_DECODE_HELP "\n"
           "A stream that ended early still dumps as React's client sees it (what never\n"
           "arrived is rejected with \"Connection closed.\"); stderr says where it ended\n"
           "and which rows were missing.\n",
@@ -447,6 +435,31 @@ int cli_parse_bundler(const char *name, rsc_bundler *out) {
   return 0;
 }
 
+int cli_decode_flag(int argc, char **argv, int *i, rsc_options *opt) {
+  static const struct {
+    const char *name;
+    uint32_t flag;
+  } flags[] = {
+      {"--dev", RSC_OPT_DEV},
+      {"--allow-partial", RSC_OPT_ALLOW_PARTIAL},
+      {"--lenient-ids", RSC_OPT_LENIENT_IDS},
+      {"--temp-refs", RSC_OPT_TEMP_REFS},
+      {"--borrow-input", RSC_OPT_BORROW_INPUT},
+      {"--drop-bom", RSC_OPT_DROP_BOM},
+      {"--lenient", RSC_OPT_LENIENT_VALUES},
+  };
+  const char *a = argv[*i];
+  for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+    if (strcmp(a, flags[k].name) == 0) {
+      opt->flags |= flags[k].flag;
+      return 1;
+    }
+  if (strcmp(a, "--bundler") != 0) return 0;
+  if (*i + 1 >= argc || !cli_parse_bundler(argv[*i + 1], &opt->bundler)) return -1;
+  ++*i;
+  return 1;
+}
+
 /* The input of dump and encode decoded, or NULL after saying why on
  * stderr (the caller exits 1). *buf holds the input: it outlives the
  * decoder (RSC_OPT_BORROW_INPUT may point into it). */
@@ -486,15 +499,9 @@ static int cmd_dump(int argc, char **argv) {
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--dev") == 0) opt.flags |= RSC_OPT_DEV;
-    else if (strcmp(a, "--allow-partial") == 0) opt.flags |= RSC_OPT_ALLOW_PARTIAL;
-    else if (strcmp(a, "--lenient-ids") == 0) opt.flags |= RSC_OPT_LENIENT_IDS;
-    else if (strcmp(a, "--temp-refs") == 0) opt.flags |= RSC_OPT_TEMP_REFS;
-    else if (strcmp(a, "--borrow-input") == 0) opt.flags |= RSC_OPT_BORROW_INPUT;
-    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
-      if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
-    } else if (strcmp(a, "--drop-bom") == 0) opt.flags |= RSC_OPT_DROP_BOM;
-    else if (strcmp(a, "--lenient") == 0) opt.flags |= RSC_OPT_LENIENT_VALUES;
+    int known = cli_decode_flag(argc, argv, &i, &opt);
+    if (known < 0) return usage(stderr, 2);
+    else if (known) continue;
     else if (strcmp(a, "--compact") == 0) pretty = 0;
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--strict") == 0) strict = 1;
@@ -527,8 +534,8 @@ static int cmd_dump(int argc, char **argv) {
 
 static void encode_help(FILE *f) {
   fprintf(f,
-          "usage: %s encode [--dev] [--bundler B] [--html] [FILE|-]\n"
-          "       %s encode --stream [--chunk-size N] [--dev] [--bundler B] [FILE|-]\n"
+          "usage: %s encode [decode flags] [--html] [FILE|-]\n"
+          "       %s encode --stream [--chunk-size N] [decode flags] [FILE|-]\n"
           "\n"
           "Decode a Flight payload, then write it back as Flight to stdout (rsc_encode):\n"
           "for what React's server wrote, the same bytes. Exit 1 with the error's byte\n"
@@ -538,7 +545,9 @@ static void encode_help(FILE *f) {
           "                  65536 unless --chunk-size says) and write each row to stdout\n"
           "                  as soon as it is final (rsc_encode_ready), flushed after\n"
           "                  every piece: a proxy's pass-through that does not wait for\n"
-          "                  the end of the stream. The output is that of encode.\n",
+          "                  the end of the stream. The output is that of encode.\n"
+          "  --html          the input is an HTML page: encode the payload it inlines\n"
+          "\n" CLI_DECODE_HELP,
           prog, prog);
 }
 
@@ -603,10 +612,10 @@ static int cmd_encode(int argc, char **argv) {
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--dev") == 0) opt.flags |= RSC_OPT_DEV;
-    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc) {
-      if (!cli_parse_bundler(argv[++i], &opt.bundler)) return usage(stderr, 2);
-    } else if (strcmp(a, "--html") == 0) html = 1;
+    int known = cli_decode_flag(argc, argv, &i, &opt);
+    if (known < 0) return usage(stderr, 2);
+    else if (known) continue;
+    else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--stream") == 0) stream = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
       char *end;
@@ -619,7 +628,8 @@ static int cmd_encode(int argc, char **argv) {
     else file = a;
   }
   if (!file) file = "-";
-  if (stream && html) return usage(stderr, 2);
+  /* --stream reads into one buffer again and again: nothing can borrow it */
+  if (stream && (html || (opt.flags & RSC_OPT_BORROW_INPUT))) return usage(stderr, 2);
   if (stream) return encode_stream(file, &opt, chunk ? chunk : 65536);
   char *buf;
   rsc_decoder *d = decode_input(file, html, &opt, 0, &buf);

@@ -87,38 +87,6 @@ static int scan_rows(const char *buf, size_t len, row_list *out) {
   return 1;
 }
 
-/* A row type's label into buf: binary rows name their value's kind as the
- * library does (rsc_binary_kind_name). */
-static const char *tag_label(unsigned char tag, char *buf, size_t cap) {
-  size_t elem;
-  int kind = rsc__binary_tag_kind(tag, &elem);
-  if (kind >= 0 && tag != 'b') {
-    snprintf(buf, cap, "%c %s", tag, rsc_binary_kind_name((rsc_binary_kind)kind));
-    return buf;
-  }
-  switch (tag) {
-  case 0: return "model (JSON)";
-  case TAG_HALT: return "halt (empty row)";
-  case TAG_CUT: return "cut off / unframed";
-  case 'I': return "I client module";
-  case 'H': return "H hint";
-  case 'E': return "E error";
-  case 'T': return "T text";
-  case 'b': return "b byte stream piece";
-  case 'R': return "R stream";
-  case 'r': return "r byte stream";
-  case 'X': return "X async iterable";
-  case 'x': return "x async iterator";
-  case 'C': return "C stream close";
-  case 'D': return "D debug info";
-  case 'N': return "N time origin";
-  case 'J': return "J I/O info";
-  case 'W': return "W console";
-  case '#': return "# (reserved)";
-  default: return "other tag";
-  }
-}
-
 /* MARK: string map --------------------------------------------------------- */
 
 /* Open addressing from byte strings to a size_t. Keys are borrowed: the
@@ -555,7 +523,7 @@ static void report_row_types(const stats *st, uint64_t total) {
   for (size_t i = 0; i < n; i++) {
     unsigned char t = order[i];
     char label[64];
-    const char *l = tag_label(t, label, sizeof label);
+    const char *l = rsc__row_tag_label(t, 0, label, sizeof label);
     if (strcmp(l, "other tag") == 0) snprintf(label, sizeof label, "%c (other tag)", t);
     else if (l != label) snprintf(label, sizeof label, "%s", l);
     printf("  ");
@@ -706,7 +674,7 @@ static void report_chunks(const stats *st, uint64_t total, size_t top, size_t nc
     char id[32], label[64];
     snprintf(id, sizeof id, "%llx", (unsigned long long)c[i].id);
     printf("  %-6s ", id);
-    put_cell(tag_label(big->tag, label, sizeof label), 20);
+    put_cell(rsc__row_tag_label(big->tag, 0, label, sizeof label), 20);
     printf(" %5zu %9llu %6.1f%%  ", c[i].rows, (unsigned long long)c[i].bytes,
            pct(c[i].bytes, total));
     if (is_binary_tag(big->tag)) printf("(%zu bytes of binary)", big->dlen);
@@ -782,11 +750,9 @@ void cli_stats_help(FILE *f) {
         "\n"
         "options:\n"
         "  --top N            rows per table (default 10)\n"
-        "  --dev              decode with React's development client semantics\n"
         "  --html             the input is an HTML page: count the payload it inlines\n"
-        "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
-        "  --lenient          decode values no server writes as React does\n"
-        "  -h, --help         this help\n",
+        "  -h, --help         this help\n"
+        "\n" CLI_DECODE_HELP,
         f);
 }
 
@@ -804,14 +770,12 @@ static void stats_free(stats *st) {
 }
 
 /* Everything after the input is read: decode for names, count, report. */
-static int stats_run(const char *file, const char *buf, size_t len, size_t top, uint32_t flags) {
+static int stats_run(const char *file, const char *buf, size_t len, size_t top,
+                     const rsc_options *opt) {
   stats *st = calloc(1, sizeof *st);
   if (!st) return 1;
-  rsc_options opt;
-  rsc_options_init(&opt);
-  opt.flags = flags;
   st->buf = buf;
-  st->d = rsc_decode(buf, len, &opt, NULL);
+  st->d = rsc_decode(buf, len, opt, NULL);
   size_t nchunks = 0;
   chunk_stat *chunks = NULL;
   int ok = gather(st, len) && (chunks = group_chunks(st, &nchunks)) != NULL;
@@ -832,13 +796,19 @@ static int stats_run(const char *file, const char *buf, size_t len, size_t top, 
 
 int cli_stats_main(int argc, char **argv) {
   size_t top = STATS_DEFAULT_TOP;
-  uint32_t flags = 0;
+  rsc_options opt;
+  rsc_options_init(&opt);
   bool html = false;
   const char *file = NULL;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     char *end;
-    if (strcmp(a, "--top") == 0 && i + 1 < argc) {
+    int known = cli_decode_flag(argc, argv, &i, &opt);
+    if (known < 0) {
+      fprintf(stderr, "rscflight stats: %s wants a bundler name\n", a);
+      return 2;
+    } else if (known) continue;
+    else if (strcmp(a, "--top") == 0 && i + 1 < argc) {
       errno = 0;
       unsigned long long v = strtoull(argv[++i], &end, 10);
       if (*end || errno || v == 0 || argv[i][0] == '-') {
@@ -846,10 +816,7 @@ int cli_stats_main(int argc, char **argv) {
         return 2;
       }
       top = (size_t)v;
-    } else if (strcmp(a, "--dev") == 0) flags |= RSC_OPT_DEV;
-    else if (strcmp(a, "--html") == 0) html = true;
-    else if (strcmp(a, "--drop-bom") == 0) flags |= RSC_OPT_DROP_BOM;
-    else if (strcmp(a, "--lenient") == 0) flags |= RSC_OPT_LENIENT_VALUES;
+    } else if (strcmp(a, "--html") == 0) html = true;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       cli_stats_help(stdout);
       return 0;
@@ -863,7 +830,7 @@ int cli_stats_main(int argc, char **argv) {
   size_t len;
   char *buf = cli_read_payload(file, html, &len);
   if (!buf) return 1;
-  int rc = stats_run(file, buf, len, top, flags);
+  int rc = stats_run(file, buf, len, top, &opt);
   free(buf);
   return rc;
 }

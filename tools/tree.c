@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "symbols.h"
 
 /* Recursion guards: the graph may be deep, shared or cyclic (hostile input),
  * and the walk is recursive. Past these limits a "…" line stands in. */
@@ -31,15 +32,14 @@ enum { TREE_MAX_LEVEL = 2000, TREE_DEFAULT_PROPS = 6, TREE_TEXT_CHARS = 60, TREE
 static const unsigned long TREE_MAX_VISITS = 2000000;
 
 typedef struct tree_opts {
-  int color;           /* 1: ANSI colors                                   */
-  int full;            /* 1: no abbreviation of strings and props          */
-  int finish;          /* 0: show the stream as it stands (--no-finish)     */
-  int strict;          /* 1: exit 1 when the stream ended early (--strict)  */
-  unsigned max_depth;  /* levels printed before "…" (0: all)                */
-  size_t chunk;        /* feed size (0: whole input)                        */
-  uint32_t flags;      /* RSC_OPT_*                                         */
-  bool html;           /* the input is an HTML page (--html)                */
-  rsc_bundler bundler; /* --bundler                                         */
+  int color;          /* 1: ANSI colors                                   */
+  int full;           /* 1: no abbreviation of strings and props          */
+  int finish;         /* 0: show the stream as it stands (--no-finish)     */
+  int strict;         /* 1: exit 1 when the stream ended early (--strict)  */
+  unsigned max_depth; /* levels printed before "…" (0: all)                */
+  size_t chunk;       /* feed size (0: whole input)                        */
+  bool html;          /* the input is an HTML page (--html)                */
+  rsc_options decode; /* the decode flags (cli_decode_flag)                */
 } tree_opts;
 
 /* Output state: the stream, colors, and the ancestors being printed (by
@@ -164,32 +164,9 @@ static void copy_cut(char *dst, size_t cap, const char *s, size_t len) {
 }
 
 const char *cli_symbol_name(const char *key, char *buf, size_t cap) {
-  static const char *const names[][2] = {
-      {"react.fragment", "Fragment"},
-      {"react.suspense", "Suspense"},
-      {"react.suspense_list", "SuspenseList"},
-      {"react.profiler", "Profiler"},
-      {"react.strict_mode", "StrictMode"},
-      {"react.activity", "Activity"},
-      {"react.view_transition", "ViewTransition"},
-      {"react.legacy_hidden", "LegacyHidden"},
-      {"react.offscreen", "Offscreen"},
-      {"react.portal", "Portal"},
-      {"react.context", "Context"},
-      {"react.consumer", "Consumer"},
-      {"react.provider", "Provider"},
-      {"react.memo", "Memo"},
-      {"react.forward_ref", "ForwardRef"},
-      {"react.lazy", "Lazy"},
-      {"react.scope", "Scope"},
-      {"react.tracing_marker", "TracingMarker"},
-  };
-  for (size_t i = 0; key && i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(key, names[i][0]) == 0) {
-      snprintf(buf, cap, "%s", names[i][1]);
-      return buf;
-    }
-  snprintf(buf, cap, "Symbol(%s)", key ? key : "");
+  const char *name = key ? rsc__react_symbol_name(key, strlen(key)) : NULL;
+  if (name) snprintf(buf, cap, "%s", name);
+  else snprintf(buf, cap, "Symbol(%s)", key ? key : "");
   return buf;
 }
 
@@ -821,20 +798,12 @@ void cli_tree_help(FILE *f) {
         "  --no-finish        do not end the stream: show it as a client sees it when\n"
         "                     the input ends (rows that never came stay pending)\n"
         "  --chunk-size N     feed the decoder N bytes at a time\n"
-        "  --dev              decode with React's development client semantics\n"
-        "  --allow-partial    missing chunks halt instead of rejecting (prerenders)\n"
-        "  --lenient-ids      fold row ids the way React does (any byte, 32-bit wrap)\n"
-        "  --temp-refs        decode $T as temporary references instead of rejecting\n"
         "  --strict           exit 1 when the stream ended early (a row cut off, rows\n"
         "                     referenced that never arrived, a stream left open);\n"
         "                     stderr says so either way (not with --no-finish)\n"
-        "  --html             the input is an HTML page: show the payload it "
-        "inlines\n" CLI_BUNDLER_HELP
-        "  --drop-bom         drop a U+FEFF that begins a row, as React 19.3.1 does\n"
-        "  --lenient          decode values no server writes as React does (null for\n"
-        "                     a self reference, truncated typed arrays) instead of\n"
-        "                     refusing them\n"
-        "  -h, --help         this help\n",
+        "  --html             the input is an HTML page: show the payload it inlines\n"
+        "  -h, --help         this help\n"
+        "\n" CLI_DECODE_HELP,
         f);
 }
 
@@ -862,22 +831,18 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
   unsigned long long v;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--color") == 0 || strcmp(a, "--color=always") == 0) color = 1;
+    int known = cli_decode_flag(argc, argv, &i, &o->decode);
+    if (known < 0) {
+      fprintf(stderr, "rscflight tree: %s wants a bundler name\n", a);
+      return 2;
+    } else if (known) continue;
+    else if (strcmp(a, "--color") == 0 || strcmp(a, "--color=always") == 0) color = 1;
     else if (strcmp(a, "--color=never") == 0 || strcmp(a, "--no-color") == 0) color = 0;
     else if (strcmp(a, "--color=auto") == 0) color = -1;
     else if (strcmp(a, "--full") == 0) o->full = 1;
     else if (strcmp(a, "--no-finish") == 0) o->finish = 0;
     else if (strcmp(a, "--strict") == 0) o->strict = 1;
-    else if (strcmp(a, "--dev") == 0) o->flags |= RSC_OPT_DEV;
-    else if (strcmp(a, "--allow-partial") == 0) o->flags |= RSC_OPT_ALLOW_PARTIAL;
-    else if (strcmp(a, "--lenient-ids") == 0) o->flags |= RSC_OPT_LENIENT_IDS;
-    else if (strcmp(a, "--temp-refs") == 0) o->flags |= RSC_OPT_TEMP_REFS;
     else if (strcmp(a, "--html") == 0) o->html = true;
-    else if (strcmp(a, "--bundler") == 0 && i + 1 < argc &&
-             cli_parse_bundler(argv[i + 1], &o->bundler))
-      i++;
-    else if (strcmp(a, "--drop-bom") == 0) o->flags |= RSC_OPT_DROP_BOM;
-    else if (strcmp(a, "--lenient") == 0) o->flags |= RSC_OPT_LENIENT_VALUES;
     else if (strcmp(a, "--depth") == 0 && i + 1 < argc && parse_count(argv[i + 1], &v) &&
              v < 100000) {
       o->max_depth = (unsigned)v;
@@ -900,11 +865,7 @@ static int tree_parse(int argc, char **argv, tree_opts *o, const char **file) {
 /* Feeds buf to a new decoder (in o->chunk pieces) and ends the stream
  * unless --no-finish. NULL when memory ran out. */
 static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o) {
-  rsc_options opt;
-  rsc_options_init(&opt);
-  opt.flags = o->flags;
-  opt.bundler = o->bundler;
-  rsc_decoder *d = rsc_decoder_new(&opt);
+  rsc_decoder *d = rsc_decoder_new(&o->decode);
   if (!d) return NULL;
   size_t step = o->chunk && o->chunk < len ? o->chunk : len;
   for (size_t i = 0; i < len; i += step)
@@ -915,7 +876,8 @@ static rsc_decoder *tree_decode(const char *buf, size_t len, const tree_opts *o)
 }
 
 int cli_tree_main(int argc, char **argv) {
-  tree_opts o = {0, 0, 1, 0, 0, 0, 0, false, RSC_BUNDLER_WEBPACK};
+  tree_opts o = {.finish = 1};
+  rsc_options_init(&o.decode);
   const char *file = NULL;
   int rc = tree_parse(argc, argv, &o, &file);
   if (rc) return rc < 0 ? 0 : rc;
@@ -923,9 +885,10 @@ int cli_tree_main(int argc, char **argv) {
   size_t len;
   char *buf = cli_read_payload(file, o.html, &len);
   if (!buf) return 1;
+  /* buf outlives the decoder: with --borrow-input, strings point into it */
   rsc_decoder *d = tree_decode(buf, len, &o);
-  free(buf);
   if (!d) {
+    free(buf);
     fprintf(stderr, "rscflight: %s: out of memory\n", file);
     return 1;
   }
@@ -933,11 +896,13 @@ int cli_tree_main(int argc, char **argv) {
   if (e->code != RSC_OK) {
     cli_report_error(file, e);
     rsc_decoder_free(d);
+    free(buf);
     return 1;
   }
   tree_out *t = calloc(1, sizeof *t);
   if (!t) {
     rsc_decoder_free(d);
+    free(buf);
     fprintf(stderr, "rscflight: %s: out of memory\n", file);
     return 1;
   }
@@ -947,6 +912,7 @@ int cli_tree_main(int argc, char **argv) {
   free(t);
   int early = cli_report_incomplete(file, d);
   rsc_decoder_free(d);
+  free(buf);
   if (fflush(stdout) != 0) return 1;
   return o.strict && early ? 1 : 0;
 }
