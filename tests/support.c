@@ -187,3 +187,17 @@ uint64_t ts_rand(uint64_t *s) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+int ts_sink_write(void *ctx, const char *buf, size_t len) {
+  ts_sink *s = ctx;
+  if (++s->calls >= s->fail_at && s->fail_at) return 1;
+  if (!s->p || s->len + len + 1 > s->cap) {
+    s->cap = (s->len + len + 1) * 2;
+    s->p = realloc(s->p, s->cap);
+    if (!s->p) abort();
+  }
+  if (len) memcpy(s->p + s->len, buf, len);
+  s->len += len;
+  s->p[s->len] = 0;
+  return 0;
+}

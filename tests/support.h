@@ -47,4 +47,14 @@ bool ts_json_equal(const char *a, size_t alen, const char *b, size_t blen, const
 /* A deterministic PRNG (splitmix64). */
 uint64_t ts_rand(uint64_t *state);
 
+/* A writer (rsc_write_fn) that gathers what it is given in p, NUL-ended:
+ * for rsc_dump_to, rsc_encode, rsc_rewrite and the report. Its call
+ * number fail_at (counting from 1; 0: none) and every later one fail. */
+typedef struct ts_sink {
+  char *p;
+  size_t len, cap;
+  int calls, fail_at;
+} ts_sink;
+int ts_sink_write(void *ctx, const char *buf, size_t len);
+
 #endif

@@ -10,6 +10,7 @@
  */
 #include "html.h"
 #include "html_rewrite.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -514,19 +515,9 @@ Test(errors, allocation_failures_are_clean) {
 
 /* ---------------------------------------------- the public entry */
 
-static int sink_write(void *ctx, const char *buf, size_t len) {
-  struct {
-    char *p;
-    size_t *n;
-  } *sk = ctx;
-  memcpy(sk->p + *sk->n, buf, len);
-  *sk->n += len;
-  return 0;
-}
-
 /* rsc_rewrite_html: the real rewriter's rows, libc memory, its stats. */
 Test(api, public_entry_with_the_rewriter) {
-  size_t hlen, plen, qlen, wlen = 0;
+  size_t hlen, plen, qlen;
   char *html = slurp(RSC_FIXTURES_DIR "/next-turbopack-suspense.html", &hlen);
   cr_assert_not_null(html);
   rsc_rewrite_rule rule = {{"/_next/", 7}, {"https://cdn.example/_next/", 26}};
@@ -550,16 +541,12 @@ Test(api, public_entry_with_the_rewriter) {
   /* the page reads back as the payload rewritten on its own */
   cr_assert_eq(rsc_html_extract(html, hlen, RSC_HTML_AUTO, &p, &plen, NULL, NULL), RSC_OK);
   cr_assert_eq(rsc_html_extract(out, out_len, RSC_HTML_AUTO, &q, &qlen, NULL, NULL), RSC_OK);
-  char *want = malloc(plen * 2 + 1024);
-  struct sink {
-    char *p;
-    size_t *n;
-  } sk = {want, &wlen};
-  cr_assert_eq(rsc_rewrite(p, plen, &o, sink_write, &sk, NULL, NULL), RSC_OK);
-  cr_assert_eq(qlen, wlen);
-  cr_assert(memcmp(q, want, wlen) == 0);
+  ts_sink want = {0};
+  cr_assert_eq(rsc_rewrite(p, plen, &o, ts_sink_write, &want, NULL, NULL), RSC_OK);
+  cr_assert_eq(qlen, want.len);
+  cr_assert(memcmp(q, want.p, want.len) == 0);
   cr_assert_eq(info.payload_out, qlen);
-  free(want);
+  free(want.p);
   rsc_free(p);
   rsc_free(q);
   rsc_free(out);

@@ -14,25 +14,6 @@
 #include "report_page.h"
 #include "support.h"
 
-typedef struct sink {
-  char *text;
-  size_t len, cap, calls, fail_at;
-} sink;
-
-static int sink_write(void *ctx, const char *buf, size_t len) {
-  sink *s = ctx;
-  if (++s->calls == s->fail_at) return 1;
-  if (s->len + len + 1 > s->cap) {
-    s->cap = (s->len + len + 1) * 2;
-    s->text = realloc(s->text, s->cap);
-    cr_assert(s->text);
-  }
-  memcpy(s->text + s->len, buf, len);
-  s->len += len;
-  s->text[s->len] = 0;
-  return 0;
-}
-
 static rsc__report build(const char *buf, size_t len) {
   rsc__report r;
   cr_assert_eq(rsc__report_build(&r, buf, len, NULL), RSC_OK);
@@ -114,13 +95,13 @@ static int report_fixture(const char *path, const struct stat *st, int type, str
     check_spans(&r);
     rsc__report_free(&r);
   }
-  sink out = {0};
+  ts_sink out = {0};
   rsc_error err;
-  cr_assert_eq(rsc_report_html(buf, len, page ? 1 : 0, NULL, sink_write, &out, &err), RSC_OK, "%s",
-               path);
-  cr_assert(out.len > 1000 && strncmp(out.text, "<!doctype html>", 15) == 0, "%s", path);
-  cr_assert(strstr(out.text, "</html>"), "%s: the page is cut", path);
-  free(out.text);
+  cr_assert_eq(rsc_report_html(buf, len, page ? 1 : 0, NULL, ts_sink_write, &out, &err), RSC_OK,
+               "%s", path);
+  cr_assert(out.len > 1000 && strncmp(out.p, "<!doctype html>", 15) == 0, "%s", path);
+  cr_assert(strstr(out.p, "</html>"), "%s: the page is cut", path);
+  free(out.p);
   free(buf);
   nreported++;
   npages += page;
@@ -244,21 +225,21 @@ Test(report, page_is_self_contained) {
   size_t len;
   char *buf = ts_fixture("html/next-turbopack-catalog.html", &len);
   cr_assert(buf);
-  sink s = {0};
+  ts_sink s = {0};
   rsc_error err;
-  cr_assert_eq(rsc_report_html(buf, len, -1, NULL, sink_write, &s, &err), RSC_OK);
+  cr_assert_eq(rsc_report_html(buf, len, -1, NULL, ts_sink_write, &s, &err), RSC_OK);
   cr_assert_eq(err.code, RSC_OK);
-  cr_assert(strstr(s.text, "\"page\":{\"html\":458204"), "the page's bytes");
-  cr_assert_null(strstr(s.text, "http://"));
-  cr_assert_null(strstr(s.text, "https://"));
-  cr_assert_null(strstr(s.text, "src="));
+  cr_assert(strstr(s.p, "\"page\":{\"html\":458204"), "the page's bytes");
+  cr_assert_null(strstr(s.p, "http://"));
+  cr_assert_null(strstr(s.p, "https://"));
+  cr_assert_null(strstr(s.p, "src="));
   /* one data script; nothing in the data can end it */
-  const char *data = strstr(s.text, "<script id=\"report-data\"");
+  const char *data = strstr(s.p, "<script id=\"report-data\"");
   cr_assert(data);
   const char *end = strstr(data, "</script>");
   cr_assert(end);
   cr_assert_null(memchr(strchr(data, '>') + 1, '<', (size_t)(end - strchr(data, '>') - 1)));
-  free(s.text);
+  free(s.p);
   free(buf);
 }
 
@@ -266,12 +247,11 @@ Test(report, large_payload_report_is_smaller) {
   size_t len;
   char *buf = ts_fixture("react/19.3.1/prod/feed-10mb.rsc", &len);
   cr_assert(buf);
-  sink s = {0};
-  cr_assert_eq(rsc_report_html(buf, len, 0, NULL, sink_write, &s, NULL), RSC_OK);
+  ts_sink s = {0};
+  cr_assert_eq(rsc_report_html(buf, len, 0, NULL, ts_sink_write, &s, NULL), RSC_OK);
   cr_assert_lt(s.len, len / 4, "report %zu bytes for %zu", s.len, len);
-  cr_assert(strstr(s.text, "small item") || strstr(s.text, " items\""),
-            "small items folded or grouped");
-  free(s.text);
+  cr_assert(strstr(s.p, "small item") || strstr(s.p, " items\""), "small items folded or grouped");
+  free(s.p);
   free(buf);
 }
 
@@ -289,13 +269,13 @@ Test(report, page_header_matches_template) {
 }
 
 static void report_any(const char *in, size_t len, int page) {
-  sink s = {0};
+  ts_sink s = {0};
   rsc_error err;
-  rsc_status st = rsc_report_html(in, len, page, NULL, sink_write, &s, &err);
+  rsc_status st = rsc_report_html(in, len, page, NULL, ts_sink_write, &s, &err);
   cr_assert(st == RSC_OK || st == RSC_ERR_HTML, "status %d", st);
-  if (st == RSC_OK) cr_assert(s.len > 0 && strstr(s.text, "</html>"));
+  if (st == RSC_OK) cr_assert(s.len > 0 && strstr(s.p, "</html>"));
   else cr_assert(err.msg);
-  free(s.text);
+  free(s.p);
 }
 
 Test(report, errors_never_crash) {
@@ -321,19 +301,20 @@ Test(report, errors_never_crash) {
     report_any(bad[i], strlen(bad[i]), -1);
   }
   /* a page with no payload: RSC_ERR_HTML, with a message */
-  sink s = {0};
+  ts_sink s = {0};
   rsc_error err;
-  cr_assert_eq(rsc_report_html("<html><body>hi</body></html>", 28, -1, NULL, sink_write, &s, &err),
-               RSC_ERR_HTML);
+  cr_assert_eq(
+      rsc_report_html("<html><body>hi</body></html>", 28, -1, NULL, ts_sink_write, &s, &err),
+      RSC_ERR_HTML);
   cr_assert(err.msg);
   cr_assert_eq(s.len, 0);
   /* no writer, a NULL input, a writer that fails */
   cr_assert_eq(rsc_report_html("0:1\n", 4, 0, NULL, NULL, NULL, &err), RSC_ERR_STATE);
-  cr_assert_eq(rsc_report_html(NULL, 4, 0, NULL, sink_write, &s, &err), RSC_ERR_STATE);
-  sink f = {.fail_at = 1};
-  cr_assert_eq(rsc_report_html("0:1\n", 4, 0, NULL, sink_write, &f, &err), RSC_ERR_USER);
+  cr_assert_eq(rsc_report_html(NULL, 4, 0, NULL, ts_sink_write, &s, &err), RSC_ERR_STATE);
+  ts_sink f = {.fail_at = 1};
+  cr_assert_eq(rsc_report_html("0:1\n", 4, 0, NULL, ts_sink_write, &f, &err), RSC_ERR_USER);
   cr_assert_eq(f.calls, 1);
-  free(f.text);
+  free(f.p);
   /* nesting far past the decoder's depth limit */
   size_t depth = 300000;
   char *deep = malloc(2 * depth + 4);

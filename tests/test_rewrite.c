@@ -8,33 +8,13 @@
 #include "rewrite.h"
 #include "support.h"
 
-typedef struct sink {
-  char *p;
-  size_t len, cap;
-  int calls;
-  int fail_at; /* write call that fails (0: none) */
-} sink;
-
-static int sink_write(void *ctx, const char *buf, size_t len) {
-  sink *s = ctx;
-  if (++s->calls == s->fail_at) return 1;
-  if (s->len + len + 1 > s->cap) {
-    s->cap = (s->len + len + 1) * 2;
-    s->p = realloc(s->p, s->cap);
-  }
-  memcpy(s->p + s->len, buf, len);
-  s->len += len;
-  s->p[s->len] = 0;
-  return 0;
-}
-
 /* in[0..len) fed at the cuts (sorted), the output; *err filled. */
 static char *rewrite_cuts(const rsc_rewrite_options *o, const char *in, size_t len,
                           const size_t *cuts, size_t ncuts, rsc_error *err, size_t *out_len) {
-  sink s = {0};
-  sink_write(&s, "", 0);
+  ts_sink s = {0};
+  ts_sink_write(&s, "", 0);
   s.calls = 0;
-  rsc_rewriter *rw = rsc_rewriter_new(o, sink_write, &s);
+  rsc_rewriter *rw = rsc_rewriter_new(o, ts_sink_write, &s);
   cr_assert(rw);
   size_t at = 0;
   for (size_t k = 0; k <= ncuts; k++) {
@@ -335,7 +315,7 @@ Test(rewrite, drop_and_set_props) {
             "1:{\"b\":\"#b\",\"s\":{\"new\":[1]}}\n");
   /* a set_props value that is not JSON is refused */
   set.to = (rsc_rewrite_str){"{nope", 5};
-  cr_expect_null(rsc_rewriter_new(&o, sink_write, NULL));
+  cr_expect_null(rsc_rewriter_new(&o, ts_sink_write, NULL));
 }
 
 Test(rewrite, hint_and_import_rows) {
@@ -398,9 +378,9 @@ Test(rewrite, errors_with_offsets) {
 
 Test(rewrite, writer_failure_and_state) {
   rsc_rewrite_options o = prefix_opts("/", "#");
-  sink s = {0};
+  ts_sink s = {0};
   s.fail_at = 2;
-  rsc_rewriter *rw = rsc_rewriter_new(&o, sink_write, &s);
+  rsc_rewriter *rw = rsc_rewriter_new(&o, ts_sink_write, &s);
   cr_assert(rw);
   cr_expect_eq(rsc_rewriter_feed(rw, "1:\"/a\"\n2:\"/b\"\n", 14), RSC_ERR_USER);
   cr_expect_eq(rsc_rewriter_error(rw)->row_id, 2);
@@ -408,7 +388,7 @@ Test(rewrite, writer_failure_and_state) {
   rsc_rewriter_free(rw);
   free(s.p);
   memset(&s, 0, sizeof s);
-  rw = rsc_rewriter_new(&o, sink_write, &s);
+  rw = rsc_rewriter_new(&o, ts_sink_write, &s);
   cr_expect_eq(rsc_rewriter_feed(rw, "1:1\n", 4), RSC_OK);
   cr_expect_eq(rsc_rewriter_finish(rw), RSC_OK);
   cr_expect_eq(rsc_rewriter_feed(rw, "1:1\n", 4), RSC_ERR_STATE);
@@ -426,8 +406,8 @@ Test(rewrite, stats) {
   const char *in = "1:[\"/a\",\"/b\"]\n2:[1]\n3:T2,/c4:{\"d\":1}\n5:b2,xy";
   rsc_rewrite_stats st;
   rsc_error e;
-  sink s = {0};
-  cr_assert_eq(rsc_rewrite(in, strlen(in), &o, sink_write, &s, &e, &st), RSC_OK);
+  ts_sink s = {0};
+  cr_assert_eq(rsc_rewrite(in, strlen(in), &o, ts_sink_write, &s, &e, &st), RSC_OK);
   cr_expect_eq(st.rows, 5);
   cr_expect_eq(st.rows_changed, 3);
   cr_expect_eq(st.strings_changed, 3);
@@ -441,7 +421,7 @@ Test(rewrite, stats) {
 /* The row hook: one call per row, in order, spans that tile the input,
  * and outputs that join into what write gets. */
 typedef struct hooked {
-  sink out;
+  ts_sink out;
   uint64_t next;
   int rows, changed;
   bool tiles;
@@ -453,7 +433,7 @@ static int hook(void *ctx, uint64_t a, uint64_t b, const char *out, size_t n, bo
   h->next = b;
   h->rows++;
   h->changed += changed;
-  sink_write(&h->out, out, n);
+  ts_sink_write(&h->out, out, n);
   return 0;
 }
 
@@ -469,7 +449,7 @@ Test(rewrite, row_hook) {
   static const size_t pieces[] = {0, 1, 5, 333};
   for (size_t k = 0; k < 4; k++) {
     hooked h = {{0}, 0, 0, 0, true};
-    rsc_rewriter *rw = rsc_rewriter_new(&o, sink_write, NULL);
+    rsc_rewriter *rw = rsc_rewriter_new(&o, ts_sink_write, NULL);
     rsc__rewriter_set_row_fn(rw, hook, &h);
     size_t p = pieces[k] ? pieces[k] : flen;
     for (size_t at = 0; at < flen; at += p)
@@ -544,8 +524,8 @@ Test(rewrite, allocation_failure) {
     for (unsigned long n = 1; !done && n < 1000; n++) {
       counting c = {0, n, 0};
       o.alloc = (rsc_alloc){c_malloc, c_realloc, c_free, &c};
-      sink s = {0};
-      rsc_rewriter *rw = rsc_rewriter_new(&o, sink_write, &s);
+      ts_sink s = {0};
+      rsc_rewriter *rw = rsc_rewriter_new(&o, ts_sink_write, &s);
       if (rw) {
         size_t p = piece ? piece : sizeof in - 1;
         for (size_t at = 0; at < sizeof in - 1; at += p)
