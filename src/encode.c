@@ -483,7 +483,9 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
   self.up = NULL;
   self.ref = NO_REF;
   if (w != RSC_IDMAP_NONE) {
-    if (!(top && id == e->row_root)) {
+    /* a row's own value is written in it; another row's, named */
+    int64_t named = e->refs[w].row;
+    if (!(top && id == e->row_root && (named < 0 || (size_t)named == e->cur_row))) {
       write_ref(e, w);
       return;
     }
@@ -604,6 +606,22 @@ static bool keeps_row_text(uint8_t tag) {
   }
 }
 
+static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth,
+                         bool fulfilled);
+
+/* Whether v holds an element that became a lazy which did not fulfil
+ * (revive.c: it errored, or a row it waited on never came): the writer
+ * would write null for it, so its row goes out as it came. Looked for
+ * only when the decoder made such lazies. */
+static bool holds_lost_element(enc *e, const rsc_node *v) {
+  if (!e->d->rowlog.element_lazies) return false;
+  rsc_idmap seen = {0};
+  seen.al = &e->d->arena.alloc;
+  bool lost = !settled_deep(e, &seen, v, 0, true);
+  rsc__idmap_free(&seen);
+  return lost;
+}
+
 static void write_row(enc *e, size_t r) {
   rsc_decoder *d = e->d;
   const rsc_logged_row *row = &d->rowlog.rows[r];
@@ -627,8 +645,15 @@ static void write_row(enc *e, size_t r) {
   case 'C': {
     row_head(e, row->id, 'C');
     const rsc_node *v = NULL;
-    if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR))
+    if (st && (st->kind == RSC_STREAM_ITERABLE || st->kind == RSC_STREAM_ITERATOR)) {
       v = stream_item(st, e->infos[r].item);
+      if (!v && row->raw) { /* an end that did not fulfil (a reference to a
+                             * row that errored): as it came */
+        put(e, row->raw, row->raw_len);
+        put(e, "\n", 1);
+        return;
+      }
+    }
     /* the return value sits in no row of its own */
     if (v && v->kind != RSC_UNDEFINED) put_value(e, v, NULL, "", 0, 0, false);
     put(e, "\n", 1);
@@ -646,12 +671,10 @@ static void write_row(enc *e, size_t r) {
   }
   case 'I':
     row_head(e, row->id, 'I');
-    /* rspack's server does not escape export names, so its "$$" and "$"
-     * revive alike: its rows go out as they came, as do rows that made
-     * no reference */
-    if (row->raw && (d->opt.bundler == RSC_BUNDLER_RSPACK || !c || c->state != CS_FULFILLED ||
-                     c->value.kind != RSC_CLIENT_REF))
-      put(e, row->raw, row->raw_len);
+    /* the row's metadata as it came: what a client revives from it is
+     * not always what was written (rspack's unescaped export names, a
+     * "$..." name under webpack), and it is in no value to change */
+    if (row->raw) put(e, row->raw, row->raw_len);
     else if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
       put_plain(e, &c->value.u.cref->metadata, true);
     else PUT_LIT(e, "null");
@@ -662,13 +685,14 @@ static void write_row(enc *e, size_t r) {
   const rsc_node *v = NULL;
   if (st) v = stream_item(st, e->infos[r].item);
   else if (c && c->state == CS_FULFILLED) v = &c->value;
-  if (row->tag == 0) {
+  if (rsc__is_model_tag(row->tag)) {
+    if (v && row->raw && holds_lost_element(e, v)) v = NULL;
     if (v) {
-      row_head(e, row->id, 0);
+      row_head(e, row->id, row->tag);
       row_value(e, v);
       put(e, "\n", 1);
     } else if (row->raw) { /* no value: the row as it came */
-      row_head(e, row->id, 0);
+      row_head(e, row->id, row->tag);
       put(e, row->raw, row->raw_len);
       put(e, "\n", 1);
     }
@@ -754,7 +778,8 @@ static void note_row(enc *e, size_t r) {
     return;
   }
   if (row->tag == 'R' || row->tag == 'r' || row->tag == 'X' || row->tag == 'x' ||
-      (row->tag == 0 || row->tag == 'I' || row->tag == 'T' || rsc__is_length_tag(row->tag))) {
+      (rsc__is_model_tag(row->tag) || row->tag == 'I' || row->tag == 'T' ||
+       rsc__is_length_tag(row->tag))) {
     if (rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1)) == RSC_IDMAP_NONE &&
         !rsc__idmap_put(&e->rowidx, (uintptr_t)(row->id + 1), (uint32_t)r))
       e->fail = true;
@@ -1014,11 +1039,14 @@ static bool stream_grow(struct rsc_enc_stream *s, size_t n) {
 
 /* Whether v holds no internal chunk still waiting (an element blocked on
  * a row not settled yet), which the writer writes as null now and as its
- * value once it settles. seen: the containers already looked at. */
-static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth) {
+ * value once it settles; with fulfilled, whether it holds none that is not
+ * fulfilled (an element that errored, or whose row never came: lost to
+ * the writer). seen: the containers already looked at. */
+static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth,
+                         bool fulfilled) {
   v = unwrap(e->d, v);
   if (v->kind == RSC_LAZY && v->u.chunk->id < 0)
-    return v->u.chunk->state == CS_REJECTED || v->u.chunk->state == CS_HALTED;
+    return !fulfilled && (v->u.chunk->state == CS_REJECTED || v->u.chunk->state == CS_HALTED);
   if (v->kind != RSC_ARRAY && v->kind != RSC_OBJECT && v->kind != RSC_ELEMENT) return true;
   if (depth >= e->max_depth) return true; /* the writer stops there too */
   uintptr_t id = rsc__writer_identity(v);
@@ -1034,24 +1062,24 @@ static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t de
   switch (v->kind) {
   case RSC_ARRAY:
     for (uint32_t i = 0; i < v->len; i++)
-      if (!settled_deep(e, seen, &v->u.items[i], depth + 1)) return false;
+      if (!settled_deep(e, seen, &v->u.items[i], depth + 1, fulfilled)) return false;
     return true;
   case RSC_OBJECT:
     for (uint32_t i = 0; i < v->len; i++)
-      if (!settled_deep(e, seen, &v->u.members[i].val, depth + 1)) return false;
+      if (!settled_deep(e, seen, &v->u.members[i].val, depth + 1, fulfilled)) return false;
     return true;
   default: {
     const rsc_element *el = v->u.el;
-    if (!settled_deep(e, seen, &el->type, depth + 1) ||
-        !settled_deep(e, seen, &el->key, depth + 1) ||
-        !settled_deep(e, seen, &el->props, depth + 1))
+    if (!settled_deep(e, seen, &el->type, depth + 1, fulfilled) ||
+        !settled_deep(e, seen, &el->key, depth + 1, fulfilled) ||
+        !settled_deep(e, seen, &el->props, depth + 1, fulfilled))
       return false;
     uint32_t t =
         (v->sub & EL_HAS_OWNER) ? rsc__idmap_get(&e->tails, (uintptr_t)el) : RSC_IDMAP_NONE;
     if (t != RSC_IDMAP_NONE) {
       const rsc_logged_tail *tl = &e->d->rowlog.tails[t];
       for (uint32_t i = 0; i < tl->n; i++)
-        if (!settled_deep(e, seen, &tl->slots[i], depth + 1)) return false;
+        if (!settled_deep(e, seen, &tl->slots[i], depth + 1, fulfilled)) return false;
     }
     return true;
   }
@@ -1134,7 +1162,7 @@ static bool chunk_final(struct rsc_enc_stream *s, rsc_chunk *c) {
   if (c->state != CS_FULFILLED) return false;
   if (!c->reaches) return true; /* built from its own row alone */
   idmap_clear(&s->seen);
-  return settled_deep(&s->e, &s->seen, &c->value, 0);
+  return settled_deep(&s->e, &s->seen, &c->value, 0, false);
 }
 
 /* Whether a row's value could be the entries of a form a later row names
@@ -1163,7 +1191,7 @@ static bool form_namer_seen(struct rsc_enc_stream *s, size_t r) {
   const struct rsc_rowlog *l = &e->d->rowlog;
   for (size_t q = r + 1; q < s->noted; q++) {
     rsc_chunk *c = e->infos[q].chunk;
-    if (l->rows[q].tag != 0 || !c || e->infos[q].stream || c->stream) continue;
+    if (!rsc__is_model_tag(l->rows[q].tag) || !c || e->infos[q].stream || c->stream) continue;
     if (!safe_read(s, c)) continue;
     if (c->state == CS_FULFILLED && !form_candidate(e, c)) {
       s->clear_row = q;
@@ -1209,7 +1237,7 @@ static bool row_ready(struct rsc_enc_stream *s, size_t r) {
     if (e->rows[q].state == 0 && !row_final(s, q)) return false;
   const rsc_logged_row *row = &e->d->rowlog.rows[r];
   rsc_chunk *c = e->infos[r].chunk;
-  if (row->tag == 0 && c && !e->infos[r].stream && !c->stream && form_candidate(e, c))
+  if (rsc__is_model_tag(row->tag) && c && !e->infos[r].stream && !c->stream && form_candidate(e, c))
     return form_namer_seen(s, r);
   return true;
 }

@@ -366,6 +366,7 @@ struct rsc_rowlog {
   size_t protos_len, protos_cap;
   rsc_logged_tail *tails;
   size_t tails_len, tails_cap;
+  size_t element_lazies; /* elements revive made lazies (blocked, errored) */
 };
 
 /* ---- the decoder ------------------------------------------------------- */

@@ -551,6 +551,8 @@ static bool create_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rs
     /* Leaving the element: pop its scope. Blocking and errors inside it
      * turn it into a lazy, so the tree around it stays usable (7.4). */
     d->initializing_handler = h->parent;
+    if ((h->errored || h->deps > 0) && (d->opt.flags & RSC_OPT_KEEP_ROWS))
+      d->rowlog.element_lazies++; /* encode.c looks for them */
     if (h->errored) {
       rsc_chunk *c = rsc__new_chunk(d, CS_REJECTED);
       if (!c) return false;

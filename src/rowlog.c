@@ -6,14 +6,15 @@
  * encode.c reads the log. Arena memory: a reset empties it. */
 #include "rowlog.h"
 
+#include "rowtags.h"
 #include "rscflight.h"
 
 /* Rows whose text is kept: hints (not part of any value), development
  * debug rows (D, N, J, W: read by nothing here), development errors
  * (their stacks and owners are not kept in the error values), and the
  * rows that may end with no value to write, which is known only at the
- * end: model rows (rejected by an error they referenced, blocked on a row
- * that never came), I rows (rspack's, whose export name revives to no
+ * end: model rows (with any tag that makes one: rsc__is_model_tag) (rejected by an error they
+ * referenced, blocked on a row that never came), I rows (rspack's, whose export name revives to no
  * reference) and the rows of a stream (an item a ReadableStream dropped
  * when it errored). */
 static bool keeps_text(const rsc_decoder *d, uint8_t tag, bool in_stream) {
@@ -27,7 +28,7 @@ static bool keeps_text(const rsc_decoder *d, uint8_t tag, bool in_stream) {
   case 'J':
   case 'W': return true;
   case 'E': return d->dev;
-  default: return false;
+  default: return rsc__is_model_tag(tag);
   }
 }
 

@@ -43,6 +43,29 @@ static inline bool rsc__is_newline_tag(uint8_t c) {
   return (c >= 'A' && c <= 'Z') || c == '#' || c == 'r' || c == 'x';
 }
 
+/* A row the decoder reads as a model row: no tag, or a newline tag that
+ * names no other kind of row (React's client parses such a row's JSON as
+ * the chunk's value, e.g. the reserved '#'). */
+static inline bool rsc__is_model_tag(uint8_t c) {
+  if (c == 0) return true;
+  if (rsc__is_length_tag(c) || !rsc__is_newline_tag(c)) return false;
+  switch (c) {
+  case 'I':
+  case 'H':
+  case 'E':
+  case 'N':
+  case 'D':
+  case 'J':
+  case 'W':
+  case 'R':
+  case 'r':
+  case 'X':
+  case 'x':
+  case 'C': return false;
+  default: return true;
+  }
+}
+
 /* The rsc_binary_kind of a binary length row ('b', a byte stream's piece,
  * is Uint8Array) and its element size in *elem; -1 for every other tag. */
 static inline int rsc__binary_tag_kind(uint8_t tag, size_t *elem) {

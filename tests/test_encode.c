@@ -205,10 +205,46 @@ Test(rows, streams) {
      "1:C\n");
 }
 
+/* An iterator's end that names a row which errored: written as it came. */
+Test(rows, an_iterators_end_that_errored) {
+  RT("1:x\n0:\"$1\"\n1:\"a\"\n2:\"ret\"list\n1:C\"$2\"\n");
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
          "0:\"ok\"\n");
+}
+
+/* A newline tag that names no kind of row ('#', 'Q', ...) makes a model
+ * row, as in React's client: written back with its tag, parsed or not. */
+Test(rows, model_rows_with_other_tags) {
+  RT("1:#abc\n0:\"$1\"\n");
+  RT("1:#{\"a\":[1,\"$0\"]}\n0:[\"$1\",\"$L1\"]\n");
+  RT("0:Q{\"a\":1}\n");
+  RT_DEV("1:#\n0:\"$L1\"\n");
+}
+
+/* An element that errored, or waited on a row that never came, is a lazy
+ * that did not fulfil: its row goes out as it came (not as null). */
+Test(rows, lost_elements_keep_their_row) {
+  RT("0:[\"$\",\"div\",null,{\"x\":\"$1\"}]\n1:E{\"digest\":\"d\"}\n");
+  RT("0:{\"a\":[\"$\",\"div\",null,{\"x\":\"$1\"}],\"b\":2}\n");
+  RT("0:[\"$\",\"div\",null,{},\"$1\",\"$2\",1]\n");
+}
+
+/* A row whose whole value is another row's (a client reference, an
+ * object) names that row. */
+Test(rows, a_row_naming_another_rows_value) {
+  RT("1:I[\"mod/A.js\",[],\"A\",1]\n0:\"$1\"\n");
+  RT("1:{\"a\":1}\n0:\"$1\"\n");
+}
+
+/* An I row whose metadata a webpack client revives to other kinds (an
+ * unescaped "$" name, as rspack writes them): written as it came. */
+Test(rows, import_rows_with_revived_metadata) {
+  RT("1:I[\"app/D.js\",[],\"$\"]\n2:I[\"app/S.js\",[\"s\",\"s.js\"],\"$store\"]\n"
+     "0:[[\"$\",\"$L1\",null,{}],[\"$\",\"$L2\",null,{}]]\n");
 }
 
 Test(rows, order_and_ids_kept) {
