@@ -443,6 +443,20 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
       put(e, "\"", 1);
       return;
     }
+    if (rsc__find_chunk(e->d, c->id) == c) {
+      /* a chunk of the table no row can name (rsc__parse_ref_id read
+       * NaN, a number too large, or a negative one): text that names it
+       * again */
+      put(e, v->kind == RSC_LAZY ? "\"$L" : "\"$@", 3);
+      if (c->id == INT64_MIN) PUT_LIT(e, "NaN");
+      else if (c->id == INT64_MIN + 1) PUT_LIT(e, "10000000000000000");
+      else {
+        put(e, "-", 1);
+        put_hex(e, -c->id);
+      }
+      put(e, "\"", 1);
+      return;
+    }
     PUT_LIT(e, "null"); /* an internal chunk that did not settle */
     return;
   }

@@ -360,7 +360,10 @@ static bool open_element_scope(rsc_decoder *d) {
  * development error (rowlog.c), for the Flight writer. Returns ok. */
 static bool noted(rsc_decoder *d, char form, const char *rest, size_t rlen, const rsc_node *out,
                   bool ok) {
-  if (ok && (d->opt.flags & RSC_OPT_KEEP_ROWS)) rsc__rowlog_form(d, form, rest, rlen, out);
+  if (!ok || !(d->opt.flags & RSC_OPT_KEEP_ROWS)) return ok;
+  /* the row the form named, as the reference read it ("$K1x" is row 1) */
+  int64_t id = rsc__parse_ref_id(rest, rlen);
+  if (id >= 0) rsc__rowlog_form_id(d, form, id, out);
   return ok;
 }
 

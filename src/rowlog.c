@@ -91,18 +91,6 @@ void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *
   f[l->forms_len++] = (rsc_logged_form){identity, id, form};
 }
 
-void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
-                      const rsc_node *v) {
-  int64_t id = 0;
-  for (size_t i = 0; i < len && id_text[i] != ':'; i++) {
-    char c = id_text[i];
-    int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (x < 0 || id > (INT64_MAX >> 4)) return;
-    id = id * 16 + x;
-  }
-  rsc__rowlog_form_id(d, form, id, v);
-}
-
 void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_node *v) {
   char form;
   switch (map) {

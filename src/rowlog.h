@@ -26,13 +26,9 @@ static inline uintptr_t rsc__writer_identity(const rsc_node *n) {
  * is set). */
 bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, bool in_stream, uint8_t tag,
                      const uint8_t *p, size_t n, bool partial);
-/* Notes that the form ("$Q" for 'Q') naming the row id (the hex text
- * after the form, up to a ':' if any) made v. */
-void rsc__rowlog_form(rsc_decoder *d, char form, const char *id_text, size_t len,
-                      const rsc_node *v);
-
-/* The same with the id read, and for a reference that waited: the form
- * its map stands for (nothing for MAP_MODEL). */
+/* Notes that the form ("$Q" for 'Q') naming row id made v; for a
+ * reference that waited, the form its map stands for (nothing for
+ * MAP_MODEL). */
 void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *v);
 void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_node *v);
 /* Notes a development element's tuple slots from the owner on. */

@@ -210,6 +210,31 @@ Test(rows, an_iterators_end_that_errored) {
   RT("1:x\n0:\"$1\"\n1:\"a\"\n2:\"ret\"list\n1:C\"$2\"\n");
 }
 
+/* A form whose id is followed by other characters names the row of its
+ * hex digits, as parseInt reads it: written as that row's form. */
+Test(values, form_ids_read_as_parse_int) {
+  buf out;
+  const char in[] = "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1zz\"\n";
+  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1\"\n");
+  free(out.p);
+}
+
+/* A lazy or promise of an id no row can name (parseInt's NaN, a number
+ * too large, a negative one) names it again. */
+Test(values, references_no_row_can_name) {
+  const char *in[] = {"0:{\"x\":\"$@:R10\"}\n", "0:[\"$Lzz\",\"$@-1f\"]\n",
+                      "0:[\"$L123456789abcdef01\"]\n"};
+  const char *want[] = {"0:{\"x\":\"$@NaN\"}\n", "0:[\"$LNaN\",\"$@-1f\"]\n",
+                        "0:[\"$L10000000000000000\"]\n"};
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+    buf out;
+    cr_assert_eq(encode_with(in[i], strlen(in[i]), 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+    cr_expect_str_eq(out.p, want[i]);
+    free(out.p);
+  }
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"

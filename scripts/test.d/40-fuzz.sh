@@ -13,7 +13,7 @@ secs=${RSC_FUZZ_SECONDS:-20}
 jobs=$(nproc)
 cmake -S . -B build-fuzz -DRSC_BUILD_FUZZ=ON -DRSC_BUILD_TESTS=OFF -DRSC_BUILD_PYTHON=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_frame fuzz_decode fuzz_walk >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_frame fuzz_decode fuzz_walk fuzz_write fuzz_html >/dev/null
 python3 fuzz/make-seeds.py build-fuzz/seeds >/dev/null
 
 # Regressions: decode-* and walk-* inputs share one format (fuzz_common.h).
@@ -28,6 +28,8 @@ regress() {
 regress frame fuzz/regressions/frame-*
 regress decode fuzz/regressions/decode-* fuzz/regressions/walk-*
 regress walk fuzz/regressions/decode-* fuzz/regressions/walk-*
+regress write fuzz/regressions/write-*
+regress html fuzz/regressions/html-*
 
 # The kept corpus: what libFuzzer's -merge=1 kept of the long runs' corpora
 # (inputs that add coverage), replayed whole. A local corpus found an
@@ -45,12 +47,15 @@ replay decode
 replay walk
 
 run() {
-  local h=$1 seeds=build-fuzz/seeds/decode extra=()
-  [ "$h" = frame ] && seeds=build-fuzz/seeds/frame
-  extra+=(build-fuzz/replay/"$h")
+  local h=$1 seeds=build-fuzz/seeds/decode extra=() max_len=16384
+  case $h in
+  frame | write) seeds=build-fuzz/seeds/$h ;;
+  html) seeds=build-fuzz/seeds/html max_len=65536 ;;
+  esac
+  [ -d build-fuzz/replay/"$h" ] && extra+=(build-fuzz/replay/"$h")
   [ -d fuzz/corpus-"$h" ] && extra+=(fuzz/corpus-"$h")
   mkdir -p build-fuzz/corpus-smoke-"$h"
-  if build-fuzz/fuzz/fuzz_"$h" -max_total_time="$secs" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+  if build-fuzz/fuzz/fuzz_"$h" -max_total_time="$secs" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
       -dict=fuzz/flight.dict -print_final_stats=1 -artifact_prefix=build-fuzz/crash-"$h"- \
       build-fuzz/corpus-smoke-"$h" "$seeds" "${extra[@]}" >build-fuzz/fuzz-"$h".log 2>&1; then
     echo "fuzz_$h: $(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/fuzz-"$h".log | grep -o '[0-9]*$') executions," \
@@ -63,5 +68,8 @@ run() {
 }
 run decode & a=$!
 run walk & b=$!
+wait $a && wait $b
+run write & a=$!
+run html & b=$!
 wait $a && wait $b
 run frame
