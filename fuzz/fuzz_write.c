@@ -4,8 +4,9 @@
  * what runs (below).
  *
  * Checks beyond "no crash, no sanitizer report, no leak":
- *   - encode: when the decode succeeds, rsc_encode succeeds and its rows
- *     decode (with the same options) to the same dump; rsc_encode_ready,
+ *   - encode: when the decode succeeds, rsc_encode succeeds (or fails with
+ *     the error of reading a chunk no one had read) and its rows decode
+ *     (with the same options) to the same dump; rsc_encode_ready,
  *     called after every feed and once after finish, writes the same
  *     bytes; with the failing allocator, a failed allocation is never a
  *     success and every block comes back;
@@ -105,8 +106,11 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
   if (fo->failing) {
     /* a failed allocation is never swallowed */
     if (fa->calls >= fa->fail_at && st == RSC_OK) FUZZ_CHECK(est != RSC_OK || rst != RSC_OK);
+  } else if (st == RSC_OK && est != RSC_OK) {
+    /* reading a chunk no consumer had read failed (a row whose value is
+     * a reference to itself): the decoder's error now, and the encode's */
+    FUZZ_CHECK(est == rsc_decoder_error(d)->code && est != RSC_ERR_NOMEM);
   } else if (st == RSC_OK) {
-    FUZZ_CHECK(est == RSC_OK);
     if (ready) {
       FUZZ_CHECK(rst == RSC_OK);
       if (streamed.len != whole.len || (whole.len && memcmp(streamed.p, whole.p, whole.len) != 0)) {
