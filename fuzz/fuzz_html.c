@@ -68,8 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rsc_error werr = {0};
   rsc_status wst = xst == RSC_OK ? rsc_rewrite(payload, plen, &o, to_buf, &want, &werr, NULL) : xst;
   if (wst == RSC_OK && rst != RSC_OK) {
-    fprintf(stderr, "the payload rewrites, the page does not: %s @%llu\n",
-            rerr.msg ? rerr.msg : "", (unsigned long long)rerr.offset);
+    fprintf(stderr, "the payload rewrites, the page does not: %s @%llu\n", rerr.msg ? rerr.msg : "",
+            (unsigned long long)rerr.offset);
     abort();
   }
   if (rst == RSC_OK) {

@@ -130,8 +130,8 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
     rsc_status st2;
     char *b = dump_of(&again, whole.p ? whole.p : "", whole.len, &st2, NULL);
     if (st2 != RSC_OK || strcmp(a, b) != 0) {
-      fprintf(stderr, "decoded:\n%s\nencoded:\n%.*s\ndecoded again (%s):\n%s\n", a,
-              (int)whole.len, whole.p, rsc_status_name(st2), b ? b : "(refused)");
+      fprintf(stderr, "decoded:\n%s\nencoded:\n%.*s\ndecoded again (%s):\n%s\n", a, (int)whole.len,
+              whole.p, rsc_status_name(st2), b ? b : "(refused)");
       abort();
     }
     rsc_free(a);
@@ -195,10 +195,11 @@ static void check_rewrite(const fuzz_opts *fo, const uint8_t *p, size_t n, int r
   rsc_rewrite(p, n, &o, to_buf, &whole, &e2, NULL);
   if (e1.code != e2.code || e1.offset != e2.offset || e1.row_id != e2.row_id ||
       pieces.len != whole.len || (whole.len && memcmp(pieces.p, whole.p, whole.len) != 0)) {
-    fprintf(stderr, "in pieces: %d @%llu row %lld (%s)\n%.*s\nwhole: %d @%llu row %lld (%s)\n%.*s\n",
+    fprintf(stderr,
+            "in pieces: %d @%llu row %lld (%s)\n%.*s\nwhole: %d @%llu row %lld (%s)\n%.*s\n",
             e1.code, (unsigned long long)e1.offset, (long long)e1.row_id, e1.msg ? e1.msg : "",
-            (int)pieces.len, pieces.p, e2.code, (unsigned long long)e2.offset,
-            (long long)e2.row_id, e2.msg ? e2.msg : "", (int)whole.len, whole.p);
+            (int)pieces.len, pieces.p, e2.code, (unsigned long long)e2.offset, (long long)e2.row_id,
+            e2.msg ? e2.msg : "", (int)whole.len, whole.p);
     abort();
   }
   if (e2.code == RSC_OK && rule == 0)
@@ -213,8 +214,8 @@ static void check_rewrite(const fuzz_opts *fo, const uint8_t *p, size_t n, int r
     char *a = dump_of(&strict, (const char *)p, n, &s1, &cut);
     /* (a model row that is not JSON rejects its chunk in the decoder, as
      * in React's client, and stops the rewriter, which never guesses) */
-    bool not_json = e2.code == RSC_ERR_BAD_ROW && e2.msg &&
-                    strcmp(e2.msg, "model row is not valid JSON") == 0;
+    bool not_json =
+        e2.code == RSC_ERR_BAD_ROW && e2.msg && strcmp(e2.msg, "model row is not valid JSON") == 0;
     if (s1 == RSC_OK && !cut && !not_json) {
       if (e2.code != RSC_OK) {
         fprintf(stderr, "the decoder takes it, the rewriter refuses it: %s @%llu\n",

@@ -645,8 +645,9 @@ RSC_API rsc_status rsc_encode_ready(rsc_decoder *d, rsc_write_fn write, void *ct
  * is reported against the page's own bytes: page 1 says it is one, 0 that
  * it is not, -1 decides by whether it opens with '<' (after whitespace and
  * a byte-order mark). opt (may be NULL) gives the decode's options; its
- * hook is not called, and the measuring allocates with libc (memory about
- * 80 bytes per JSON value of the payload, besides the decoder's). The page
+ * hook is not called; its allocator takes the decode's memory and the
+ * measuring's (about 80 bytes per JSON value of the payload; a page's
+ * extraction uses libc, as rsc_html_extract does). The page
  * goes to write in pieces as rsc_dump_to does; it is bounded (about one
  * value per 100 bytes of payload is drawn, 2000 to 20000 of them, and
  * children under 0.1 % of their parent fold), so a payload of 10 MB gives

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "hex.h"
 #include "report_page.h"
 #include "rowtags.h"
@@ -43,20 +44,39 @@ enum {
 
 /* MARK: growable arrays and the name pool ---------------------------------- */
 
-static int grow(void **v, size_t n, size_t *cap, size_t size) {
+/* Memory goes through the caller's hooks (rsc_options.alloc), as the
+ * decoder's does. */
+static void *r_alloc(const rsc__report *r, size_t n) { return rsc__heap_alloc(&r->al, n ? n : 1); }
+
+static void *r_zalloc(const rsc__report *r, size_t n, size_t size) {
+  if (n == 0) n = 1;
+  if (size && n > SIZE_MAX / size) return NULL;
+  void *p = r_alloc(r, n * size);
+  if (p) memset(p, 0, n * size);
+  return p;
+}
+
+static void *r_realloc(const rsc__report *r, void *p, size_t old, size_t n) {
+  return rsc__heap_realloc(&r->al, p, old, n);
+}
+
+static void r_free(const rsc__report *r, void *p) { rsc__heap_free(&r->al, p); }
+
+static int grow(const rsc__report *r, void **v, size_t n, size_t *cap, size_t size) {
   if (n < *cap) return 1;
   size_t c = *cap ? *cap * 2 : 256;
-  void *nv = realloc(*v, c * size);
+  if (c > SIZE_MAX / size) return 0;
+  void *nv = r_realloc(r, *v, *cap * size, c * size);
   if (!nv) return 0;
   *v = nv;
   *cap = c;
   return 1;
 }
 
-static int grow32(void **v, uint32_t n, uint32_t *cap, size_t size) {
+static int grow32(const rsc__report *r, void **v, uint32_t n, uint32_t *cap, size_t size) {
   size_t c = *cap;
   if (n >= UINT32_MAX - 1) return 0;
-  if (!grow(v, n, &c, size)) return 0;
+  if (!grow(r, v, n, &c, size)) return 0;
   *cap = c > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)c;
   return 1;
 }
@@ -66,7 +86,7 @@ static int grow32(void **v, uint32_t n, uint32_t *cap, size_t size) {
 static uint32_t pool_add(rsc__report *r, const char *s, size_t n) {
   while (r->pool_len + n + 1 > r->pool_cap) {
     size_t cap = r->pool_cap ? r->pool_cap * 2 : 4096;
-    char *p = cap > UINT32_MAX - 2 ? NULL : realloc(r->pool, cap);
+    char *p = cap > UINT32_MAX - 2 ? NULL : r_realloc(r, r->pool, r->pool_cap, cap);
     if (!p) {
       r->nomem = 1;
       return 0;
@@ -112,9 +132,9 @@ static uint64_t hash_bytes(const char *s, size_t n) {
   return h * 0xc4ceb9fe1a85ec53ull;
 }
 
-static int smap_grow(smap *m) {
+static int smap_grow(const rsc__report *r, smap *m) {
   size_t cap = m->cap ? m->cap * 2 : 256;
-  smap_e *e = calloc(cap, sizeof *e);
+  smap_e *e = r_zalloc(r, cap, sizeof *e);
   if (!e) return 0;
   for (size_t i = 0; i < m->cap; i++) {
     if (!m->e[i].key) continue;
@@ -122,7 +142,7 @@ static int smap_grow(smap *m) {
     while (e[h].key) h = (h + 1) & (cap - 1);
     e[h] = m->e[i];
   }
-  free(m->e);
+  r_free(r, m->e);
   m->e = e;
   m->cap = cap;
   return 1;
@@ -140,8 +160,8 @@ static const smap_e *smap_find(const smap *m, const char *key, size_t len) {
 }
 
 /* The entry for key; *added tells a new one (value 0). NULL: no memory. */
-static smap_e *smap_get(smap *m, const char *key, size_t len, int *added) {
-  if ((m->count + 1) * 2 > m->cap && !smap_grow(m)) return NULL;
+static smap_e *smap_get(const rsc__report *r, smap *m, const char *key, size_t len, int *added) {
+  if ((m->count + 1) * 2 > m->cap && !smap_grow(r, m)) return NULL;
   uint64_t hash = hash_bytes(key, len);
   size_t h = (size_t)hash & (m->cap - 1);
   while (m->e[h].key) {
@@ -160,7 +180,7 @@ static smap_e *smap_get(smap *m, const char *key, size_t len, int *added) {
 /* MARK: nodes --------------------------------------------------------------- */
 
 static uint32_t add_node(rsc__report *r, uint32_t parent, uint8_t kind, uint64_t off) {
-  if (!grow32((void **)&r->nodes, r->nnodes, &r->cap_nodes, sizeof *r->nodes)) {
+  if (!grow32(r, (void **)&r->nodes, r->nnodes, &r->cap_nodes, sizeof *r->nodes)) {
     r->nomem = 1;
     return RSC__RPT_NONE;
   }
@@ -353,13 +373,13 @@ static uint32_t comp_for(build *b, const type_desc *t) {
   int k = snprintf(key, sizeof key, "%c\x1f%s\x1f%s", t->kind, t->name, t->module);
   size_t klen = (size_t)k < sizeof key ? (size_t)k : sizeof key - 1;
   int added;
-  smap_e *e = smap_get(&b->comp_by_key, key, klen, &added);
+  smap_e *e = smap_get(r, &b->comp_by_key, key, klen, &added);
   if (!e) goto nomem;
   if (!added) return e->value - 1;
-  char *own = malloc(klen + 1);
-  if (!own || !grow32((void **)&r->comps, r->ncomps, &r->cap_comps, sizeof *r->comps) ||
-      !grow32((void **)&b->comp_keys, r->ncomps, &b->cap_keys, sizeof *b->comp_keys)) {
-    free(own);
+  char *own = r_alloc(r, klen + 1);
+  if (!own || !grow32(r, (void **)&r->comps, r->ncomps, &r->cap_comps, sizeof *r->comps) ||
+      !grow32(r, (void **)&b->comp_keys, r->ncomps, &b->cap_keys, sizeof *b->comp_keys)) {
+    r_free(r, own);
     e->key = NULL; /* leave no borrowed key behind; the run stops anyway */
     goto nomem;
   }
@@ -380,7 +400,7 @@ nomem:
 
 static uint32_t comp_for_raw(build *b, const char *s, size_t n) {
   int added;
-  smap_e *e = smap_get(&b->type_by_raw, s, n, &added);
+  smap_e *e = smap_get(b->r, &b->type_by_raw, s, n, &added);
   if (!e) {
     b->r->nomem = 1;
     return RSC__RPT_NONE;
@@ -399,8 +419,8 @@ static void note_dup(build *b, smap *m, rsc__rpt_dup **v, size_t *nv, size_t *ca
                      uint64_t len, uint32_t node, int subtree) {
   rsc__report *r = b->r;
   int added;
-  smap_e *e = smap_get(m, r->buf + off, (size_t)len, &added);
-  if (!e || (added && !grow((void **)v, *nv, cap, sizeof **v))) {
+  smap_e *e = smap_get(r, m, r->buf + off, (size_t)len, &added);
+  if (!e || (added && !grow(r, (void **)v, *nv, cap, sizeof **v))) {
     if (e && added) e->key = NULL, m->count--;
     r->nomem = 1;
     return;
@@ -522,7 +542,7 @@ static int walk_json(build *b, walk *w, uint32_t row_node, uint64_t base, size_t
       if (w->depth == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 64;
         if (cap > RPT_MAX_DEPTH) return 0;
-        frame *f = realloc(w->f, cap * sizeof *f);
+        frame *f = r_realloc(r, w->f, w->cap * sizeof *f, cap * sizeof *f);
         if (!f) {
           r->nomem = 1;
           return 0;
@@ -591,7 +611,7 @@ static int scan_row(const char *buf, size_t len, rsc__rpt_row *w) {
 static int scan_rows(rsc__report *r) {
   size_t p = 0;
   while (p < r->len) {
-    if (!grow((void **)&r->rows, r->nrows, &r->cap_rows, sizeof *r->rows)) return 0;
+    if (!grow(r, (void **)&r->rows, r->nrows, &r->cap_rows, sizeof *r->rows)) return 0;
     rsc__rpt_row *w = &r->rows[r->nrows];
     memset(w, 0, sizeof *w);
     w->off = p;
@@ -679,7 +699,7 @@ static void measure_row(build *b, walk *w, rsc__rpt_row *row, uint32_t node) {
 static int build_tree(build *b) {
   rsc__report *r = b->r;
   walk w = {NULL, 0, 0};
-  size_t *idx = malloc((r->nrows ? r->nrows : 1) * sizeof *idx);
+  size_t *idx = r_zalloc(r, r->nrows, sizeof *idx);
   if (!idx) return 0;
   for (size_t i = 0; i < r->nrows; i++) idx[i] = i;
   g_rows = r->rows;
@@ -723,8 +743,8 @@ static int build_tree(build *b) {
     i = j;
   }
 fail:
-  free(idx);
-  free(w.f);
+  r_free(r, idx);
+  r_free(r, w.f);
   return !r->nomem;
 }
 
@@ -763,7 +783,7 @@ static void group_children(rsc__report *r) {
     uint64_t psize = r->nodes[i].size, small_bytes = 0;
     size_t nsmall = 0, n = 0;
     if (cap < r->nodes[i].nkids) {
-      uint32_t *nk = realloc(kids, r->nodes[i].nkids * sizeof *kids);
+      uint32_t *nk = r_realloc(r, kids, cap * sizeof *kids, r->nodes[i].nkids * sizeof *kids);
       if (!nk) {
         r->nomem = 1;
         break;
@@ -799,14 +819,14 @@ static void group_children(rsc__report *r) {
         r->nodes[g].name = group_name(r, g);
     }
   }
-  free(kids);
+  r_free(r, kids);
 }
 
 /* MARK: components, duplicates and boundaries ------------------------------------- */
 
 static void count_components(build *b) {
   rsc__report *r = b->r;
-  uint64_t *inner = calloc(r->nnodes ? r->nnodes : 1, sizeof *inner);
+  uint64_t *inner = r_zalloc(r, r->nnodes, sizeof *inner);
   if (!inner) {
     r->nomem = 1;
     return;
@@ -833,12 +853,12 @@ static void count_components(build *b) {
     c->self += n->size - inner[i];
     if (outermost) c->subtree += n->size;
   }
-  free(inner);
+  r_free(r, inner);
 }
 
 static void note_subtrees(build *b) {
   rsc__report *r = b->r;
-  b->dup_of = calloc(r->nnodes ? r->nnodes : 1, sizeof *b->dup_of);
+  b->dup_of = r_zalloc(r, r->nnodes, sizeof *b->dup_of);
   if (!b->dup_of) {
     r->nomem = 1;
     return;
@@ -924,7 +944,7 @@ static void find_boundaries(build *b) {
     size_t sn = (size_t)n->size - 2;
     if (s[0] != '$' || (s[1] != 'L' && s[1] != '@') || !all_hex(s + 2, sn - 2)) continue;
     int added;
-    smap_e *e = smap_get(&firsts, s + 2, sn - 2, &added);
+    smap_e *e = smap_get(r, &firsts, s + 2, sn - 2, &added);
     if (!e) r->nomem = 1;
     else if (added) e->value = i + 1;
   }
@@ -959,7 +979,7 @@ static void find_boundaries(build *b) {
         if (r->bounds[k2].node == boundary) index = k2;
     }
     if (index == RSC__RPT_NONE) {
-      if (!grow32((void **)&r->bounds, r->nbounds, &r->cap_bounds, sizeof *r->bounds)) {
+      if (!grow32(r, (void **)&r->bounds, r->nbounds, &r->cap_bounds, sizeof *r->bounds)) {
         r->nomem = 1;
         break;
       }
@@ -968,21 +988,22 @@ static void find_boundaries(build *b) {
     }
     row->boundary = index;
   }
-  free(firsts.e);
+  r_free(r, firsts.e);
 }
 
 /* MARK: build ------------------------------------------------------------------------ */
 
 static void build_free(build *b) {
-  for (uint32_t i = 0; i < b->r->ncomps && b->comp_keys; i++) free(b->comp_keys[i]);
-  free(b->comp_keys);
-  free(b->type_by_raw.e);
-  free(b->comp_by_key.e);
-  free(b->strings.e);
-  free(b->subtrees.e);
-  free(b->sdup);
-  free(b->tdup);
-  free(b->dup_of);
+  const rsc__report *r = b->r;
+  for (uint32_t i = 0; i < r->ncomps && b->comp_keys; i++) r_free(r, b->comp_keys[i]);
+  r_free(r, b->comp_keys);
+  r_free(r, b->type_by_raw.e);
+  r_free(r, b->comp_by_key.e);
+  r_free(r, b->strings.e);
+  r_free(r, b->subtrees.e);
+  r_free(r, b->sdup);
+  r_free(r, b->tdup);
+  r_free(r, b->dup_of);
 }
 
 rsc_status rsc__report_build(rsc__report *r, const char *buf, size_t len, const rsc_options *opt) {
@@ -992,6 +1013,7 @@ rsc_status rsc__report_build(rsc__report *r, const char *buf, size_t len, const 
   rsc_options o;
   if (opt) o = *opt;
   else rsc_options_init(&o);
+  r->al = o.alloc;
   o.on_event = NULL;
   build b;
   memset(&b, 0, sizeof b);
@@ -1016,13 +1038,13 @@ rsc_status rsc__report_build(rsc__report *r, const char *buf, size_t len, const 
 }
 
 void rsc__report_free(rsc__report *r) {
-  free(r->nodes);
-  free(r->rows);
-  free(r->pool);
-  free(r->comps);
-  free(r->strings);
-  free(r->subtrees);
-  free(r->bounds);
+  r_free(r, r->nodes);
+  r_free(r, r->rows);
+  r_free(r, r->pool);
+  r_free(r, r->comps);
+  r_free(r, r->strings);
+  r_free(r, r->subtrees);
+  r_free(r, r->bounds);
   memset(r, 0, sizeof *r);
 }
 
@@ -1207,10 +1229,11 @@ typedef struct heap {
   uint32_t *v;
   size_t n, cap;
   const rsc__rpt_node *nodes;
+  const rsc__report *r;
 } heap;
 
 static int heap_push(heap *h, uint32_t x) {
-  if (!grow((void **)&h->v, h->n, &h->cap, sizeof *h->v)) return 0;
+  if (!grow(h->r, (void **)&h->v, h->n, &h->cap, sizeof *h->v)) return 0;
   size_t i = h->n++;
   while (i && h->nodes[h->v[(i - 1) / 2]].size < h->nodes[x].size) {
     h->v[i] = h->v[(i - 1) / 2];
@@ -1243,8 +1266,8 @@ static int shown(const rsc__rpt_node *parent, const rsc__rpt_node *child) {
 /* Marks the nodes to open (expanded[i] = 1), largest first, until about
  * budget nodes are shown. */
 static uint8_t *choose(const rsc__report *r, size_t budget) {
-  uint8_t *open = calloc(r->nnodes ? r->nnodes : 1, 1);
-  heap h = {NULL, 0, 0, r->nodes};
+  uint8_t *open = r_zalloc(r, r->nnodes, 1);
+  heap h = {NULL, 0, 0, r->nodes, r};
   if (!open || !r->nnodes || !heap_push(&h, 0)) goto done;
   size_t count = 1;
   while (h.n) {
@@ -1259,24 +1282,24 @@ static uint8_t *choose(const rsc__report *r, size_t budget) {
     count += kids + 2;
     for (uint32_t c = n->first; c != RSC__RPT_NONE; c = r->nodes[c].next)
       if (shown(n, &r->nodes[c]) && r->nodes[c].first != RSC__RPT_NONE && !heap_push(&h, c)) {
-        free(open);
+        r_free(r, open);
         open = NULL;
         goto done;
       }
   }
 done:
-  free(h.v);
+  r_free(r, h.v);
   return open;
 }
 
 /* The tree in pre-order: [name, bytes, parent, key, kind, values inside]
  * with parent an index into this list (-1 for the root). */
 static int out_tree(out *o, const rsc__report *r, const uint8_t *open) {
-  uint32_t *stack = malloc((r->nnodes ? r->nnodes : 1) * sizeof *stack);
-  uint32_t *index = malloc((r->nnodes ? r->nnodes : 1) * sizeof *index);
+  uint32_t *stack = r_zalloc(r, r->nnodes, sizeof *stack);
+  uint32_t *index = r_zalloc(r, r->nnodes, sizeof *index);
   if (!stack || !index) {
-    free(stack);
-    free(index);
+    r_free(r, stack);
+    r_free(r, index);
     return 0;
   }
   size_t sp = 0, emitted = 0;
@@ -1334,8 +1357,8 @@ static int out_tree(out *o, const rsc__report *r, const uint8_t *open) {
     }
   }
   out_str(o, "]");
-  free(stack);
-  free(index);
+  r_free(r, stack);
+  r_free(r, index);
   return 1;
 }
 
@@ -1516,7 +1539,7 @@ rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_op
                                : NULL;
   if (st == RSC_OK && !open) st = RSC_ERR_NOMEM;
   if (st == RSC_OK) {
-    out *o = malloc(sizeof *o);
+    out *o = r_alloc(&r, sizeof *o);
     if (!o) {
       st = RSC_ERR_NOMEM;
     } else {
@@ -1529,13 +1552,13 @@ rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_op
       out_bytes(o, rsc__report_page_tail, sizeof rsc__report_page_tail - 1);
       out_flush(o);
       if (o->failed) st = RSC_ERR_USER;
-      free(o);
+      r_free(&r, o);
     }
   }
   if (st == RSC_ERR_NOMEM) *err = (rsc_error){RSC_ERR_NOMEM, 0, -1, "out of memory"};
   else if (st == RSC_ERR_USER) *err = (rsc_error){RSC_ERR_USER, 0, -1, "the write function failed"};
   else *err = r.decode;
-  free(open);
+  r_free(&r, open);
   rsc__report_free(&r);
   rsc_free(payload);
   return st;

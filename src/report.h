@@ -100,6 +100,7 @@ typedef struct rsc__report {
   rsc__rpt_boundary *bounds;
   uint32_t nbounds, cap_bounds;
   int nomem;
+  rsc_alloc al; /* rsc_options.alloc: every block of the report (all NULL: libc) */
 } rsc__report;
 
 /* Builds the report of a payload (decoded here with opt's flags, for
