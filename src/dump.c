@@ -251,7 +251,7 @@ static const char *status_text(const rsc_chunk *c) {
 
 static bool has_dollar_member(const rsc_node *n) {
   rsc__iter it;
-  for (rsc__iter_begin(&it, n); rsc__iter_next(&it);)
+  for (rsc__iter_members(&it, n); rsc__next_member(&it);)
     if (it.klen == 1 && it.key[0] == '$') return true;
   return false;
 }
@@ -261,7 +261,7 @@ static void open_members(walker *w, const rsc_node *n) {
   child *k = kids_alloc(w, count);
   if (!k) return;
   rsc__iter it;
-  for (rsc__iter_begin(&it, n); rsc__iter_next(&it);) {
+  for (rsc__iter_members(&it, n); rsc__next_member(&it);) {
     child *c = &k[it.index - 1];
     c->key = it.key;
     c->klen = it.klen;
@@ -277,7 +277,7 @@ static void open_array(walker *w, const rsc_node *n) {
   child *k = kids_alloc(w, count);
   if (!k) return;
   rsc__iter it;
-  for (rsc__iter_begin(&it, n); rsc__iter_next(&it);) kid_node(&k[it.index - 1], NULL, it.val);
+  for (rsc__iter_items(&it, n); rsc__next_item(&it);) kid_node(&k[it.index - 1], NULL, it.val);
   push_frame(w, k, count, false);
 }
 

@@ -72,7 +72,7 @@ const rsc_node *rsc_node_at(const rsc_node *n, size_t i) {
 /* The i-th visible member, as an iterator positioned on it. */
 static bool visible_member(const rsc_node *n, size_t i, rsc__iter *it) {
   if (!n || rsc__kind(n) != RSC_OBJECT) return false;
-  for (rsc__iter_begin(it, n); rsc__iter_next(it);)
+  for (rsc__iter_members(it, n); rsc__next_member(it);)
     if (it->index - 1 == i) return true;
   return false;
 }
@@ -92,7 +92,7 @@ const rsc_node *rsc_object_value(const rsc_node *n, size_t i) {
 const rsc_node *rsc_object_get(const rsc_node *n, const char *key, size_t len) {
   if (!n || rsc__kind(n) != RSC_OBJECT || !key) return NULL;
   rsc__iter it;
-  for (rsc__iter_begin(&it, n); rsc__iter_next(&it);)
+  for (rsc__iter_members(&it, n); rsc__next_member(&it);)
     if (it.klen == len && memcmp(it.key, key, len) == 0) return it.val;
   return NULL;
 }
