@@ -1,15 +1,16 @@
 /* value.h - reading values through handles (internal).
  *
  * A handle is the `const rsc_node *` the public API hands out and takes.
- * Readers inside the library (accessors, bulk views, the dump, the
- * read-through) go through these helpers rather than through a node's
+ * Readers inside the library (accessors, bulk views, the dump, String()
+ * of values) go through these helpers rather than through a node's
  * fields, so that what stands behind a handle is decided here alone: today
  * every handle is a node; a container is read item by item with an
  * iterator, never by indexing its storage, so a container whose items are
  * not an array of nodes can be walked in one pass as well.
  *
- * Only readers use them: the stages that build and revive values (the JSON
- * stage, revive.c, collections.c, path.c) own the nodes they write. */
+ * The stages that build and revive values (the JSON stage, revive.c,
+ * collections.c, path.c) still read and write nodes directly, and so do
+ * the read-through (settle.c) and the writer (encode.c). */
 #ifndef RSC_VALUE_H
 #define RSC_VALUE_H
 
