@@ -16,6 +16,7 @@
 #include "json.h"
 #include "revive.h"
 #include "textout.h"
+#include "value.h"
 
 /* ---- the walk ----------------------------------------------------------------- */
 
@@ -29,6 +30,7 @@ typedef enum child_kind {
   C_PAIRS,         /* a JSON array of [k, v] pairs from items[0..2n)           */
   C_PAIR,          /* one [k, v] pair                                          */
   C_MEMBERS,       /* an object's members, printed without the "$" escape      */
+  C_ARRAY,         /* an array's items (an iterator's array)                   */
   C_BASE64,        /* bytes as a base64 string                                 */
   C_STREAM_BASE64, /* a byte stream's pieces joined, as a base64 string  */
   C_SLOTS,         /* an async iterable's items (result slots)                 */
@@ -44,7 +46,7 @@ typedef struct child {
   uint8_t kind;
   bool own; /* C_NODE: the value is inline_node */
   union {
-    const rsc_node *node; /* C_NODE, C_MEMBERS */
+    const rsc_node *node; /* C_NODE, C_MEMBERS, C_ARRAY */
     rsc_node inline_node; /* C_NODE with own */
     struct {
       const rsc_node *items; /* C_ITEMS, C_PAIRS, C_PAIR */
@@ -248,30 +250,35 @@ static const char *status_text(const rsc_chunk *c) {
 }
 
 static bool has_dollar_member(const rsc_node *n) {
-  for (uint32_t i = 0; i < n->len; i++) {
-    const rsc_member *m = &n->u.members[i];
-    if (rsc__member_klen(m) == 1 && m->key[0] == '$' && m->val.kind != RSC_UNDEFINED) return true;
-  }
+  rsc__iter it;
+  for (rsc__iter_members(&it, n); rsc__next_member(&it);)
+    if (it.klen == 1 && it.key[0] == '$') return true;
   return false;
 }
 
 static void open_members(walker *w, const rsc_node *n) {
-  size_t count = 0;
-  for (uint32_t i = 0; i < n->len; i++)
-    if (n->u.members[i].val.kind != RSC_UNDEFINED) count++;
+  size_t count = rsc__members_len(n);
   child *k = kids_alloc(w, count);
   if (!k) return;
-  size_t j = 0;
-  for (uint32_t i = 0; i < n->len; i++) {
-    const rsc_member *m = &n->u.members[i];
-    if (m->val.kind == RSC_UNDEFINED) continue;
-    k[j].key = m->key;
-    k[j].klen = rsc__member_klen(m);
-    k[j].kind = C_NODE;
-    k[j].node = &m->val;
-    j++;
+  rsc__iter it;
+  for (rsc__iter_members(&it, n); rsc__next_member(&it);) {
+    child *c = &k[it.index - 1];
+    c->key = it.key;
+    c->klen = it.klen;
+    c->kind = C_NODE;
+    c->node = it.val;
   }
   push_frame(w, k, count, true);
+}
+
+/* An array (or an iterator's array), read with the iterator. */
+static void open_array(walker *w, const rsc_node *n) {
+  size_t count = rsc__items_len(n);
+  child *k = kids_alloc(w, count);
+  if (!k) return;
+  rsc__iter it;
+  for (rsc__iter_items(&it, n); rsc__next_item(&it);) kid_node(&k[it.index - 1], NULL, it.val);
+  push_frame(w, k, count, false);
 }
 
 static void open_items(walker *w, const rsc_node *items, size_t n) {
@@ -317,6 +324,13 @@ static void wrapper_kids(walker *w, const char *tag, rsc_chunk *c) {
 
 static const char *binary_name(uint8_t kind) { return rsc_binary_kind_name((rsc_binary_kind)kind); }
 
+/* A value's text as a JSON string. */
+static void put_text(rsc_text *b, const rsc_node *n) {
+  uint32_t len;
+  const char *t = rsc__text(n, &len);
+  rsc__text_json_string(b, t, len);
+}
+
 /* Prints a value, or opens a frame for a composite one. */
 static void visit(walker *w, const rsc_node *n) {
   rsc_decoder *d = w->d;
@@ -344,46 +358,46 @@ static void visit(walker *w, const rsc_node *n) {
     }
     w->identities++;
   }
-  switch (n->kind) {
+  switch (rsc__kind(n)) {
   case RSC_NULL: rsc__text_puts(b, "null"); return;
-  case RSC_BOOL: rsc__text_puts(b, n->u.boolean ? "true" : "false"); return;
+  case RSC_BOOL: rsc__text_puts(b, rsc__boolean(n) ? "true" : "false"); return;
   case RSC_NUMBER: {
-    double v = n->u.num;
+    double v = rsc__number(n);
     if (isnan(v)) rsc__text_puts(b, "{\"$\":\"NaN\"}");
     else if (isinf(v)) rsc__text_puts(b, v > 0 ? "{\"$\":\"Infinity\"}" : "{\"$\":\"-Infinity\"}");
     else if (v == 0 && signbit(v)) rsc__text_puts(b, "{\"$\":\"-0\"}");
     else rsc__text_put(b, num, rsc__format_number(v, num));
     return;
   }
-  case RSC_STRING: rsc__text_json_string(b, n->u.str, n->len); return;
+  case RSC_STRING: put_text(b, n); return;
   case RSC_UNDEFINED:
   case RSC_NONE: rsc__text_puts(b, "{\"$\":\"undefined\"}"); return;
   case RSC_BIGINT:
     rsc__text_puts(b, "{\"$\":\"bigint\",\"v\":");
-    rsc__text_json_string(b, n->u.str, n->len);
+    put_text(b, n);
     rsc__text_puts(b, "}");
     return;
   case RSC_DATE:
     rsc__text_puts(b, "{\"$\":\"Date\",\"v\":");
-    rsc__text_json_string(b, n->u.str, n->len);
+    put_text(b, n);
     rsc__text_puts(b, "}");
     return;
   case RSC_SYMBOL:
     rsc__text_puts(b, "{\"$\":\"symbol\",\"v\":");
-    rsc__text_json_string(b, n->u.str, n->len);
+    put_text(b, n);
     rsc__text_puts(b, "}");
     return;
   case RSC_TEMP_REF:
     rsc__text_puts(b, "{\"$\":\"temporary_ref\",\"v\":");
-    rsc__text_json_string(b, n->u.str, n->len);
+    put_text(b, n);
     rsc__text_puts(b, "}");
     return;
   case RSC_FUNCTION:
     rsc__text_puts(b, "{\"$\":\"function\",\"source\":");
-    rsc__text_json_string(b, n->u.str, n->len);
+    put_text(b, n);
     rsc__text_puts(b, "}");
     return;
-  case RSC_ARRAY: open_items(w, n->u.items, n->len); return;
+  case RSC_ARRAY: open_array(w, n); return;
   case RSC_OBJECT:
     if (has_dollar_member(n)) {
       child *k = kids_alloc(w, 2);
@@ -402,9 +416,9 @@ static void visit(walker *w, const rsc_node *n) {
     child *k = kids_alloc(w, 4);
     if (!k) return;
     kid_text(&k[0], "$", "element");
-    kid_node(&k[1], "type", &n->u.el->type);
-    kid_node(&k[2], "key", &n->u.el->key);
-    kid_node(&k[3], "props", &n->u.el->props);
+    kid_node(&k[1], "type", rsc__el_type(n));
+    kid_node(&k[2], "key", rsc__el_key(n));
+    kid_node(&k[3], "props", rsc__el_props(n));
     push_frame(w, k, 4, true);
     return;
   }
@@ -507,9 +521,8 @@ static void visit(walker *w, const rsc_node *n) {
     kid_text(&k[0], "$", "Iterator");
     k[1].key = "items";
     k[1].klen = 5;
-    k[1].kind = C_ITEMS;
-    k[1].items = n->u.iter->array.u.items;
-    k[1].n = n->u.iter->array.len;
+    k[1].kind = C_ARRAY;
+    k[1].node = rsc__iter_array(n);
     push_frame(w, k, 2, true);
     return;
   }
@@ -578,6 +591,7 @@ static void visit_child(walker *w, child *c) {
   case C_OPEN: rsc__text_puts(b, "\"open\""); return;
   case C_ITEMS: open_items(w, c->items, c->n); return;
   case C_MEMBERS: open_members(w, c->node); return;
+  case C_ARRAY: open_array(w, c->node); return;
   case C_PAIRS: {
     child *k = kids_alloc(w, c->n);
     if (!k) return;

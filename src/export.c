@@ -3,6 +3,7 @@
  * instead of one accessor call per field. Read-only, like the accessors in
  * node.c, except rsc_node_pin, which copies one node into the arena. */
 #include "chunks.h"
+#include "value.h"
 
 void rsc_node_view(const rsc_node *n, rsc_view *v) {
   /* Every field is written once (no memset): converters call this per value. */
@@ -22,19 +23,21 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
     v->kind = RSC_NONE;
     return;
   }
-  v->kind = (rsc_kind)n->kind;
-  switch (n->kind) {
-  case RSC_BOOL: v->boolean = n->u.boolean; break;
-  case RSC_NUMBER: v->number = n->u.num; break;
+  v->kind = rsc__kind(n);
+  switch (v->kind) {
+  case RSC_BOOL: v->boolean = rsc__boolean(n); break;
+  case RSC_NUMBER: v->number = rsc__number(n); break;
   case RSC_STRING:
   case RSC_BIGINT:
   case RSC_DATE:
   case RSC_SYMBOL:
   case RSC_TEMP_REF:
-  case RSC_FUNCTION:
-    v->str = n->u.str;
-    v->str_len = n->len;
+  case RSC_FUNCTION: {
+    uint32_t len;
+    v->str = rsc__text(n, &len);
+    v->str_len = len;
     break;
+  }
   case RSC_BLOB:
     v->str = n->u.blob->type;
     v->str_len = n->u.blob->type_len;
@@ -61,21 +64,17 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
   case RSC_MAP:
   case RSC_SET:
   case RSC_FORMDATA:
-    v->len = n->len;
-    v->identity = (uintptr_t)n->u.items;
+    v->len = rsc__items_len(n);
+    v->identity = rsc__identity(n);
     break;
   case RSC_ITERATOR:
-    v->len = n->u.iter->array.len;
+    v->len = rsc__items_len(rsc__iter_array(n));
     v->identity = (uintptr_t)n->u.iter;
     break;
-  case RSC_OBJECT: {
-    size_t c = 0;
-    const rsc_member *m = n->u.members;
-    for (uint32_t i = 0; i < n->len; i++) c += m[i].val.kind != RSC_UNDEFINED;
-    v->len = c;
-    v->identity = (uintptr_t)n->u.members;
+  case RSC_OBJECT:
+    v->len = rsc__members_len(n);
+    v->identity = rsc__identity(n);
     break;
-  }
   case RSC_ELEMENT: v->identity = (uintptr_t)n->u.el; break;
   default: break;
   }
@@ -84,30 +83,26 @@ void rsc_node_view(const rsc_node *n, rsc_view *v) {
 size_t rsc_node_views(const rsc_node *n, size_t start, rsc_view *out, size_t cap) {
   if (!n) return 0;
   size_t total = 0, w = 0;
-  switch (n->kind) {
+  switch (rsc__kind(n)) {
   case RSC_ARRAY:
   case RSC_MAP:
   case RSC_SET:
   case RSC_FORMDATA:
-  case RSC_ITERATOR: {
-    const rsc_node *items = n->kind == RSC_ITERATOR ? n->u.iter->array.u.items : n->u.items;
-    total = n->kind == RSC_ITERATOR ? n->u.iter->array.len : n->len;
-    for (size_t i = start; i < total && w < cap; i++) rsc_node_view(&items[i], &out[w++]);
-    return total;
-  }
+  case RSC_ITERATOR:
   case RSC_OBJECT: {
-    for (uint32_t k = 0; k < n->len; k++) {
-      const rsc_member *m = &n->u.members[k];
-      if (m->val.kind == RSC_UNDEFINED) continue;
-      if (total >= start && w < cap) {
-        rsc_node_view(&m->val, &out[w]);
-        out[w].key = m->key;
-        out[w].key_len = rsc__member_klen(m);
-        w++;
+    rsc__iter it;
+    for (rsc__iter_begin(&it, n); rsc__iter_next(&it);) {
+      if (it.index <= start) continue;
+      if (w == cap) break; /* the rest is only counted */
+      rsc_node_view(it.val, &out[w]);
+      if (it.key) {
+        out[w].key = it.key;
+        out[w].key_len = it.klen;
       }
-      total++;
+      w++;
     }
-    return total;
+    if (rsc__kind(n) == RSC_OBJECT) return w == cap ? rsc__members_len(n) : it.index;
+    return rsc__items_len(rsc__kind(n) == RSC_ITERATOR ? rsc__iter_array(n) : n);
   }
   case RSC_STREAM: {
     const rsc_stream *s = n->u.stream;

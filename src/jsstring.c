@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "value.h"
 
 void rsc__strbuf_free(rsc_decoder *d, rsc_strbuf *sb) {
   rsc__heap_free(&d->arena.alloc, sb->p);
@@ -189,29 +190,37 @@ static bool put_typed_array(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v) {
 }
 
 static bool has_own_to_string(const rsc_node *v) {
-  for (uint32_t i = 0; i < v->len; i++) {
-    const rsc_member *m = &v->u.members[i];
-    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == 8 &&
-        memcmp(m->key, "toString", 8) == 0)
-      return true;
-  }
+  rsc__iter it;
+  for (rsc__iter_members(&it, v); rsc__next_member(&it);)
+    if (it.klen == 8 && memcmp(it.key, "toString", 8) == 0) return true;
   return false;
+}
+
+/* A value's text (STRING, BIGINT, DATE). */
+static bool put_text(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v) {
+  uint32_t n;
+  const char *t = rsc__text(v, &n);
+  return put(d, sb, t, n);
 }
 
 /* String(v) of anything but an array (arrays: js_join). */
 static bool put_value(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v, rsc_node *thrown) {
-  switch (v->kind) {
+  switch (rsc__kind(v)) {
   case RSC_STRING:
-  case RSC_BIGINT: return put(d, sb, v->u.str, v->len);
-  case RSC_NUMBER: return put_number(d, sb, v->u.num);
-  case RSC_BOOL: return put_c(d, sb, v->u.boolean ? "true" : "false");
+  case RSC_BIGINT: return put_text(d, sb, v);
+  case RSC_NUMBER: return put_number(d, sb, rsc__number(v));
+  case RSC_BOOL: return put_c(d, sb, rsc__boolean(v) ? "true" : "false");
   case RSC_NULL: return put_c(d, sb, "null");
   case RSC_NONE:
   case RSC_UNDEFINED: return put_c(d, sb, "undefined");
   case RSC_SYMBOL:
     *thrown = rsc__type_error(d, "Cannot convert a Symbol value to a string");
     return false;
-  case RSC_DATE: return put_date(d, sb, v->u.str, v->len);
+  case RSC_DATE: {
+    uint32_t n;
+    const char *t = rsc__text(v, &n);
+    return put_date(d, sb, t, n);
+  }
   case RSC_OBJECT:
     /* A "toString" member is data here, never a method, and valueOf
      * gives the object back: no primitive (OrdinaryToPrimitive). */
@@ -250,31 +259,38 @@ static bool put_value(rsc_decoder *d, rsc_strbuf *sb, const rsc_node *v, rsc_nod
  * input controls the depth). An array already being joined gives "" (V8's
  * cycle check); null and undefined items give "". */
 typedef struct join_frame {
-  const rsc_node *items;
-  uint32_t len, next;
+  rsc__iter it;
+  uintptr_t identity; /* the array's: the cycle check */
 } join_frame;
+
+static void join_open(join_frame *f, const rsc_node *arr) {
+  rsc__iter_items(&f->it, arr);
+  f->identity = rsc__identity(arr);
+}
 
 static bool js_join(rsc_decoder *d, const rsc_node *arr, rsc_strbuf *sb, rsc_node *thrown) {
   join_frame local[16], *st = local;
   size_t top = 0, cap = 16;
   bool ok = true;
-  st[top++] = (join_frame){arr->u.items, arr->len, 0};
+  join_open(&st[top++], arr);
   while (top) {
     join_frame *f = &st[top - 1];
-    if (f->next == f->len) {
+    if (!rsc__next_item(&f->it)) {
       top--;
       continue;
     }
-    if (f->next > 0 && !put(d, sb, ",", 1)) goto fail;
-    const rsc_node *it = &f->items[f->next++];
-    if (it->kind == RSC_NULL || it->kind == RSC_UNDEFINED || it->kind == RSC_NONE) continue;
-    if (it->kind != RSC_ARRAY) {
+    if (f->it.index > 1 && !put(d, sb, ",", 1)) goto fail;
+    const rsc_node *it = f->it.val;
+    rsc_kind k = rsc__kind(it);
+    if (k == RSC_NULL || k == RSC_UNDEFINED || k == RSC_NONE) continue;
+    if (k != RSC_ARRAY) {
       if (!put_value(d, sb, it, thrown)) goto fail;
       continue;
     }
     bool cycle = false;
-    for (size_t k = 0; k < top && !cycle; k++) cycle = st[k].items == it->u.items;
-    if (cycle || it->len == 0) continue;
+    uintptr_t id = rsc__identity(it);
+    for (size_t j = 0; j < top && !cycle; j++) cycle = st[j].identity == id;
+    if (cycle || rsc__items_len(it) == 0) continue;
     if (top == cap) {
       join_frame *bigger = (join_frame *)rsc__heap_alloc(&d->arena.alloc, 2 * cap * sizeof *bigger);
       if (!bigger) {
@@ -286,7 +302,7 @@ static bool js_join(rsc_decoder *d, const rsc_node *arr, rsc_strbuf *sb, rsc_nod
       st = bigger;
       cap *= 2;
     }
-    st[top++] = (join_frame){it->u.items, it->len, 0};
+    join_open(&st[top++], it);
   }
   goto done;
 fail:
@@ -297,7 +313,7 @@ done:
 }
 
 bool rsc__js_string(rsc_decoder *d, const rsc_node *v, rsc_strbuf *sb, rsc_node *thrown) {
-  if (v->kind == RSC_ARRAY) return js_join(d, v, sb, thrown);
+  if (rsc__kind(v) == RSC_ARRAY) return js_join(d, v, sb, thrown);
   return put_value(d, sb, v, thrown);
 }
 

@@ -1,12 +1,12 @@
 /* node.c - public accessors for values. Every accessor is safe
  * on NULL and on the wrong kind: it returns 0, NULL or RSC_NONE. */
-#include "internal.h"
+#include "value.h"
 
 const char rsc__element_symbol[] = RSC_ELEMENT_SYMBOL;
 
 const char rsc__closed_message[] = "Connection closed.";
 
-rsc_kind rsc_node_kind(const rsc_node *n) { return n ? (rsc_kind)n->kind : RSC_NONE; }
+rsc_kind rsc_node_kind(const rsc_node *n) { return n ? rsc__kind(n) : RSC_NONE; }
 
 const char *rsc_kind_name(rsc_kind k) {
   static const char *const names[] = {
@@ -17,21 +17,26 @@ const char *rsc_kind_name(rsc_kind k) {
   return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "none";
 }
 
-int rsc_node_bool(const rsc_node *n) { return n && n->kind == RSC_BOOL ? n->u.boolean : 0; }
-double rsc_node_number(const rsc_node *n) { return n && n->kind == RSC_NUMBER ? n->u.num : 0; }
+int rsc_node_bool(const rsc_node *n) { return n && rsc__kind(n) == RSC_BOOL ? rsc__boolean(n) : 0; }
+double rsc_node_number(const rsc_node *n) {
+  return n && rsc__kind(n) == RSC_NUMBER ? rsc__number(n) : 0;
+}
 
 const char *rsc_node_string(const rsc_node *n, size_t *len) {
   if (len) *len = 0;
   if (!n) return NULL;
-  switch (n->kind) {
+  switch (rsc__kind(n)) {
   case RSC_STRING:
   case RSC_BIGINT:
   case RSC_DATE:
   case RSC_SYMBOL:
   case RSC_TEMP_REF:
-  case RSC_FUNCTION:
-    if (len) *len = n->len;
-    return n->u.str;
+  case RSC_FUNCTION: {
+    uint32_t n_len;
+    const char *s = rsc__text(n, &n_len);
+    if (len) *len = n_len;
+    return s;
+  }
   case RSC_BLOB:
     if (len) *len = n->u.blob->type_len;
     return n->u.blob->type;
@@ -41,71 +46,64 @@ const char *rsc_node_string(const rsc_node *n, size_t *len) {
 
 size_t rsc_node_len(const rsc_node *n) {
   if (!n) return 0;
-  switch (n->kind) {
+  switch (rsc__kind(n)) {
   case RSC_ARRAY:
   case RSC_MAP:
   case RSC_SET:
-  case RSC_FORMDATA: return n->len;
-  case RSC_ITERATOR: return n->u.iter->array.len;
-  case RSC_OBJECT: {
-    size_t c = 0;
-    for (uint32_t i = 0; i < n->len; i++)
-      if (n->u.members[i].val.kind != RSC_UNDEFINED) c++;
-    return c;
-  }
+  case RSC_FORMDATA: return rsc__items_len(n);
+  case RSC_ITERATOR: return rsc__items_len(rsc__iter_array(n));
+  case RSC_OBJECT: return rsc__members_len(n);
   default: return 0;
   }
 }
 
 const rsc_node *rsc_node_at(const rsc_node *n, size_t i) {
   if (!n) return NULL;
-  switch (n->kind) {
+  switch (rsc__kind(n)) {
   case RSC_ARRAY:
   case RSC_MAP:
   case RSC_SET:
-  case RSC_FORMDATA: return i < n->len ? &n->u.items[i] : NULL;
-  case RSC_ITERATOR: return i < n->u.iter->array.len ? &n->u.iter->array.u.items[i] : NULL;
+  case RSC_FORMDATA:
+  case RSC_ITERATOR: return rsc__item(n, i);
   default: return NULL;
   }
 }
 
-static const rsc_member *visible_member(const rsc_node *n, size_t i) {
-  if (!n || n->kind != RSC_OBJECT) return NULL;
-  size_t c = 0;
-  for (uint32_t k = 0; k < n->len; k++) {
-    if (n->u.members[k].val.kind == RSC_UNDEFINED) continue;
-    if (c++ == i) return &n->u.members[k];
-  }
-  return NULL;
+/* The i-th visible member, as an iterator positioned on it. */
+static bool visible_member(const rsc_node *n, size_t i, rsc__iter *it) {
+  if (!n || rsc__kind(n) != RSC_OBJECT) return false;
+  for (rsc__iter_members(it, n); rsc__next_member(it);)
+    if (it->index - 1 == i) return true;
+  return false;
 }
 
 const char *rsc_object_key(const rsc_node *n, size_t i, size_t *len) {
-  const rsc_member *m = visible_member(n, i);
-  if (len) *len = m ? rsc__member_klen(m) : 0;
-  return m ? m->key : NULL;
+  rsc__iter it;
+  bool found = visible_member(n, i, &it);
+  if (len) *len = found ? it.klen : 0;
+  return found ? it.key : NULL;
 }
 
 const rsc_node *rsc_object_value(const rsc_node *n, size_t i) {
-  const rsc_member *m = visible_member(n, i);
-  return m ? &m->val : NULL;
+  rsc__iter it;
+  return visible_member(n, i, &it) ? it.val : NULL;
 }
 
 const rsc_node *rsc_object_get(const rsc_node *n, const char *key, size_t len) {
-  if (!n || n->kind != RSC_OBJECT || !key) return NULL;
-  for (uint32_t k = 0; k < n->len; k++) {
-    const rsc_member *m = &n->u.members[k];
-    if (m->val.kind != RSC_UNDEFINED && rsc__member_klen(m) == len && memcmp(m->key, key, len) == 0)
-      return &m->val;
-  }
+  if (!n || rsc__kind(n) != RSC_OBJECT || !key) return NULL;
+  rsc__iter it;
+  for (rsc__iter_members(&it, n); rsc__next_member(&it);)
+    if (it.klen == len && memcmp(it.key, key, len) == 0) return it.val;
   return NULL;
 }
 
-#define EL(n) ((n) && (n)->kind == RSC_ELEMENT ? (n)->u.el : NULL)
-const rsc_node *rsc_element_type(const rsc_node *n) { return EL(n) ? &EL(n)->type : NULL; }
-const rsc_node *rsc_element_key(const rsc_node *n) { return EL(n) ? &EL(n)->key : NULL; }
-const rsc_node *rsc_element_props(const rsc_node *n) { return EL(n) ? &EL(n)->props : NULL; }
+#define IS_EL(n) ((n) && rsc__kind(n) == RSC_ELEMENT)
+const rsc_node *rsc_element_type(const rsc_node *n) { return IS_EL(n) ? rsc__el_type(n) : NULL; }
+const rsc_node *rsc_element_key(const rsc_node *n) { return IS_EL(n) ? rsc__el_key(n) : NULL; }
+const rsc_node *rsc_element_props(const rsc_node *n) { return IS_EL(n) ? rsc__el_props(n) : NULL; }
 const rsc_node *rsc_element_owner(const rsc_node *n) {
-  return EL(n) && (n->sub & EL_HAS_OWNER) && EL(n)->owner.kind != RSC_NULL ? &EL(n)->owner : NULL;
+  const rsc_node *o = IS_EL(n) ? rsc__el_owner(n) : NULL;
+  return o && rsc__kind(o) != RSC_NULL ? o : NULL;
 }
 
 const rsc_chunk *rsc_node_chunk(const rsc_node *n) {
@@ -232,19 +230,4 @@ const rsc_node *rsc_stream_end_value(const rsc_node *n) {
   return NULL;
 }
 
-uintptr_t rsc_node_identity(const rsc_node *n) {
-  if (!n) return 0;
-  switch (n->kind) {
-  case RSC_ARRAY:
-  case RSC_MAP:
-  case RSC_SET:
-  case RSC_FORMDATA: return (uintptr_t)n->u.items;
-  case RSC_OBJECT: return (uintptr_t)n->u.members;
-  case RSC_ELEMENT: return (uintptr_t)n->u.el;
-  case RSC_BLOB: return (uintptr_t)n->u.blob;
-  case RSC_BINARY: return (uintptr_t)n->u.bytes;
-  case RSC_ITERATOR: return (uintptr_t)n->u.iter;
-  case RSC_STREAM: return (uintptr_t)n->u.stream;
-  default: return 0;
-  }
-}
+uintptr_t rsc_node_identity(const rsc_node *n) { return n ? rsc__identity(n) : 0; }

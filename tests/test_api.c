@@ -881,3 +881,85 @@ Test(api, parse_walk_hook_builds_nothing_and_its_bit_is_ignored) {
   rsc_decoder_free(d);
   rsc__decoder_set_parse_walk(NULL); /* safe on NULL */
 }
+
+/* Containers read through handles: by index in order and out of order,
+ * past the end, with bulk views from an offset, and with the revived
+ * values and references that sit among plain ones. */
+Test(api, array_items_by_index_in_any_order) {
+  rsc_decoder *d = ts_decode_str("0:[10,\"x\",{\"a\":1},[5,6],null]\n", 0);
+  const rsc_node *arr = ts_root_value(d);
+  cr_assert_eq(rsc_node_len(arr), 5);
+  const rsc_node *in_order[5];
+  for (size_t i = 0; i < 5; i++) in_order[i] = rsc_node_at(arr, i);
+  static const size_t order[] = {4, 0, 3, 1, 2, 2, 0};
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+    cr_expect_eq(rsc_node_at(arr, order[k]), in_order[order[k]]);
+  cr_expect_eq(rsc_node_number(in_order[0]), 10);
+  cr_expect_eq(rsc_node_kind(in_order[4]), RSC_NULL);
+  cr_expect_eq(rsc_node_number(rsc_node_at(in_order[3], 1)), 6);
+  cr_expect_null(rsc_node_at(arr, 5));
+  cr_expect_null(rsc_node_at(arr, (size_t)-1));
+  cr_expect_null(rsc_node_at(in_order[3], 2));
+  /* The same handles as the views' nodes, from an offset and capped. */
+  rsc_view v[2];
+  cr_expect_eq(rsc_node_views(arr, 2, v, 2), 5);
+  cr_expect_eq(v[0].node, in_order[2]);
+  cr_expect_eq(v[1].node, in_order[3]);
+  cr_expect_eq(v[1].len, 2);
+  cr_expect_eq(rsc_node_views(arr, 5, v, 2), 5);
+  cr_expect_eq(rsc_node_views(arr, 9, v, 2), 5);
+  rsc_decoder_free(d);
+}
+
+Test(api, object_members_skip_absent_ones_by_index_and_in_views) {
+  rsc_decoder *d = ts_decode_str("0:{\"a\":1,\"u\":\"$undefined\",\"b\":\"x\",\"c\":[]}\n", 0);
+  const rsc_node *obj = ts_root_value(d);
+  cr_assert_eq(rsc_node_len(obj), 3);
+  size_t len = 0;
+  cr_expect_str_eq(rsc_object_key(obj, 1, &len), "b");
+  cr_expect_eq(len, 1);
+  cr_expect_str_eq(rsc_node_string(rsc_object_value(obj, 1), NULL), "x");
+  cr_expect_null(rsc_object_key(obj, 3, &len));
+  cr_expect_eq(len, 0);
+  cr_expect_null(rsc_object_value(obj, 3));
+  cr_expect_null(get(obj, "u"));
+  cr_expect_eq(get(obj, "c"), rsc_object_value(obj, 2));
+  rsc_view v[4];
+  cr_expect_eq(rsc_node_views(obj, 1, v, 1), 3);
+  cr_expect_str_eq(v[0].key, "b");
+  cr_expect_eq(v[0].node, rsc_object_value(obj, 1));
+  cr_expect_eq(rsc_node_views(obj, 0, v, 4), 3);
+  cr_expect_str_eq(v[2].key, "c");
+  cr_expect_eq(v[2].kind, RSC_ARRAY);
+  rsc_decoder_free(d);
+}
+
+Test(api, revived_values_and_forward_references_inside_plain_arrays) {
+  rsc_decoder *d = ts_decode_str("0:[1,\"$D2020-01-01\",[\"$\",\"div\",null,{}],\"$1\",[\"$1\"],"
+                                 "\"$i2\"]\n1:{\"x\":1}\n2:[7,8]\n",
+                                 0);
+  const rsc_node *arr = ts_root_value(d);
+  cr_assert_eq(rsc_node_len(arr), 6);
+  cr_expect_eq(rsc_node_kind(rsc_node_at(arr, 0)), RSC_NUMBER);
+  cr_expect_eq(rsc_node_kind(rsc_node_at(arr, 1)), RSC_DATE);
+  cr_expect_eq(rsc_node_kind(rsc_node_at(arr, 2)), RSC_ELEMENT);
+  cr_expect_str_eq(rsc_node_string(rsc_element_type(rsc_node_at(arr, 2)), NULL), "div");
+  /* "$1" came before row 1: both places were filled when it arrived, and
+   * hold the same object. */
+  const rsc_node *one = rsc_node_at(arr, 3);
+  cr_assert_eq(rsc_node_kind(one), RSC_OBJECT);
+  cr_expect_eq(rsc_node_number(get(one, "x")), 1);
+  cr_expect_eq(rsc_node_identity(rsc_node_at(rsc_node_at(arr, 4), 0)), rsc_node_identity(one));
+  const rsc_node *it = rsc_node_at(arr, 5);
+  cr_assert_eq(rsc_node_kind(it), RSC_ITERATOR);
+  cr_expect_eq(rsc_node_len(it), 2);
+  cr_expect_eq(rsc_node_number(rsc_node_at(it, 1)), 8);
+  cr_expect_null(rsc_node_at(it, 2));
+  rsc_view v[3];
+  cr_expect_eq(rsc_node_views(it, 1, v, 3), 2);
+  cr_expect_eq(v[0].number, 8);
+  cr_expect_eq(rsc_node_views(arr, 1, v, 2), 6);
+  cr_expect_eq(v[0].kind, RSC_DATE);
+  cr_expect_eq(v[1].kind, RSC_ELEMENT);
+  rsc_decoder_free(d);
+}

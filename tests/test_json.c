@@ -2,7 +2,7 @@
 /* test_json.c - the JSON stage (src/json_shim.cpp, src/json_fallback.c):
  * what JSON.parse makes of a row (key order, numbers, surrogates, bad
  * UTF-8, V8's SyntaxError texts) and runs of rows parsed as one batch,
- * through compact dumps of small payloads. */
+ * through compact dumps of small payloads; and the iterators of src/value.h. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "json.h"
 #include "support.h"
+#include "value.h"
 
 Test(json, objects_follow_javascript_rules) {
   DUMP("0:{\"b\":1,\"2\":2,\"a\":3,\"1\":4,\"10\":5,\"-1\":6,\"01\":7}\n",
@@ -315,4 +316,62 @@ Test(batch, runs_never_outlive_their_feed) {
   rsc_decoder_free(d);
   rsc_free(want);
   rsc_decoder_free(alone);
+}
+
+/* src/value.h: the iterators the readers walk values with. */
+Test(value, iterators_walk_items_and_visible_members_in_order) {
+  rsc_decoder *d = ts_decode_str(
+      "0:{\"b\":[1,\"x\",null],\"gone\":\"$undefined\",\"a\":{},\"it\":\"$i1\",\"s\":\"str\"}\n"
+      "1:[7,8]\n",
+      0);
+  const rsc_node *obj = ts_root_value(d);
+  cr_assert_eq(rsc__kind(obj), RSC_OBJECT);
+  cr_expect_eq(rsc__members_len(obj), 4);
+  static const char *const keys[] = {"b", "a", "it", "s"};
+  rsc__iter it;
+  const rsc_node *b = NULL, *iter = NULL, *str = NULL;
+  for (rsc__iter_members(&it, obj); rsc__next_member(&it);) {
+    cr_assert_leq(it.index, 4);
+    cr_expect_str_eq(it.key, keys[it.index - 1]);
+    cr_expect_eq(it.klen, strlen(keys[it.index - 1]));
+    cr_expect_eq(it.val, rsc_object_value(obj, it.index - 1));
+    if (it.index == 1) b = it.val;
+    if (it.index == 3) iter = it.val;
+    if (it.index == 4) str = it.val;
+  }
+  cr_expect_eq(it.index, 4);
+  cr_expect_not(rsc__next_member(&it)); /* stays at its end */
+  /* The generic walk gives the same children. */
+  uint32_t n = 0;
+  for (rsc__iter_begin(&it, obj); rsc__iter_next(&it);) n++;
+  cr_expect_eq(n, 4);
+  cr_assert_eq(rsc__kind(b), RSC_ARRAY);
+  cr_expect_eq(rsc__items_len(b), 3);
+  for (rsc__iter_begin(&it, b); rsc__iter_next(&it);) {
+    cr_expect_null(it.key);
+    cr_expect_eq(it.val, rsc__item(b, it.index - 1));
+  }
+  cr_expect_eq(it.index, 3);
+  cr_expect_null(rsc__item(b, 3));
+  cr_expect_eq(rsc__number(rsc__item(b, 0)), 1);
+  uint32_t len = 0;
+  cr_expect_str_eq(rsc__text(rsc__item(b, 1), &len), "x");
+  cr_expect_eq(len, 1);
+  /* An iterator's items are its array's. */
+  cr_assert_eq(rsc__kind(iter), RSC_ITERATOR);
+  cr_expect_eq(rsc__items_len(rsc__iter_array(iter)), 2);
+  cr_expect_eq(rsc__number(rsc__item(iter, 1)), 8);
+  cr_expect_null(rsc__item(iter, 2));
+  n = 0;
+  for (rsc__iter_begin(&it, iter); rsc__iter_next(&it);) n++;
+  cr_expect_eq(n, 2);
+  /* Values without children have none; identities are the public ones. */
+  n = 0;
+  for (rsc__iter_begin(&it, str); rsc__iter_next(&it);) n++;
+  for (rsc__iter_begin(&it, NULL); rsc__iter_next(&it);) n++;
+  cr_expect_eq(n, 0);
+  cr_expect_eq(rsc__identity(b), rsc_node_identity(b));
+  cr_expect_neq(rsc__identity(b), 0);
+  cr_expect_eq(rsc__identity(str), 0);
+  rsc_decoder_free(d);
 }
