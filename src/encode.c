@@ -237,7 +237,21 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
   return v;
 }
 
-static inline void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
+/* Most puts fit where the row goes (the writer's piece, or a row's own
+ * text): one copy then, without the checks rsc__text_put makes for texts
+ * the writer never has (one writing is disabled in; what lands in a failed
+ * writer's piece is never handed on; a row's own text is not read as a C
+ * string, so it needs no NUL). */
+static inline void put(enc *e, const char *s, size_t n) {
+  rsc_text *b = e->out;
+  size_t len = b->len;
+  if (__builtin_expect(n < b->cap - len, 1)) {
+    memcpy(b->p + len, s, n);
+    b->len = len + n;
+  } else {
+    rsc__text_put_slow(b, s, n);
+  }
+}
 /* A string literal (its length known when compiled). */
 #define PUT_LIT(e, lit) put(e, lit, sizeof(lit) - 1)
 
