@@ -306,6 +306,90 @@ Test(api, tables_kept_between_encodes) {
   rsc_decoder_free(d);
 }
 
+/* ---- the string writer (src/textout.c) ------------------------------------------------- */
+
+#include "textout.h"
+
+/* A JSON string as JSON.stringify writes it, a byte at a time. */
+static size_t json_string_ref(char *o, const char *s, size_t n) {
+  size_t k = 0;
+  o[k++] = '"';
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      o[k++] = '\\';
+      o[k++] = (char)c;
+    } else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+      o[k++] = '\\';
+      o[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+    } else if (c < 0x20) {
+      k += (size_t)sprintf(o + k, "\\u%04x", c);
+    } else if (c == 0xED && i + 2 < n && ((unsigned char)s[i + 1] & 0xE0) == 0xA0) {
+      unsigned cp =
+          0xD000u | (((unsigned char)s[i + 1] & 0x3Fu) << 6) | ((unsigned char)s[i + 2] & 0x3Fu);
+      k += (size_t)sprintf(o + k, "\\u%04x", cp);
+      i += 2;
+    } else {
+      o[k++] = (char)c;
+    }
+  }
+  o[k++] = '"';
+  return k;
+}
+
+/* Strings of every length up to 70 with one byte that needs an escape (or
+ * one that looks close but needs none) at every place, each in a block of
+ * exactly its length (so ASan sees a read past it), into a growing text
+ * and a writer's: as the byte-at-a-time writer writes them. */
+Test(strings, every_length_and_place_of_an_escape) {
+  static const char *const odd[] = {"\"",           "\\",       "\n", "\x01",
+                                    "\x1f",         "\x7f",     " ",  "\xed\xa0\x80",
+                                    "\xed\x9f\xbf", "\xc3\xa9", "!",  "#"};
+  char want[1024];
+  for (size_t n = 0; n <= 70; n++) {
+    for (size_t o = 0; o < sizeof odd / sizeof *odd; o++) {
+      size_t on = strlen(odd[o]);
+      for (size_t at = 0; at + on <= n || (n == 0 && at == 0); at++) {
+        char *s = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + o) % 26);
+        if (n) memcpy(s + at, odd[o], on);
+        size_t wn = json_string_ref(want, s, n);
+        /* a growing text, empty and with room */
+        for (int room = 0; room < 2; room++) {
+          rsc_text grow;
+          memset(&grow, 0, sizeof grow);
+          if (room) {
+            rsc__text_put(&grow, want, 200);
+            grow.len = 0;
+          }
+          rsc__text_json_string(&grow, s, n);
+          cr_assert_eq(grow.len, wn, "length %zu, odd %zu at %zu", n, o, at);
+          cr_assert(memcmp(grow.p, want, wn) == 0, "length %zu, odd %zu at %zu", n, o, at);
+          cr_assert_eq(grow.p[grow.len], 0);
+          free(grow.p);
+        }
+        /* a writer's piece, empty and near its end */
+        for (int end = 0; end < 2; end++) {
+          buf out = {0};
+          rsc_text w;
+          cr_assert(rsc__text_to_writer(&w, to_buf, &out));
+          w.len = end ? RSC_TEXT_PIECE - 3 - (n + at) % 7 : 0;
+          size_t before = w.len;
+          rsc__text_json_string(&w, s, n);
+          rsc__text_flush(&w);
+          cr_assert_eq(out.len, before + wn);
+          cr_assert(memcmp(out.p + before, want, wn) == 0, "writer: length %zu, odd %zu at %zu", n,
+                    o, at);
+          free(w.p);
+          free(out.p);
+        }
+        free(s);
+        if (!n) break;
+      }
+    }
+  }
+}
+
 /* ---- every React-written fixture ------------------------------------------------------ */
 
 typedef struct known {
