@@ -69,6 +69,8 @@ typedef struct enc {
                                   again, the path of that first place does            */
   rsc_idmap texts;             /* a string's or symbol's text pointer -> refs: a row's
                                   own string value, written as "$<id>" elsewhere       */
+  uint64_t text_bits[4];       /* a bit for each text in texts (text_bit): most strings
+                                  are no row's, and miss here without a lookup         */
   rsc_idmap rowidx;            /* row id + 1 -> the log index of its model row        */
   rsc_idmap protos;            /* a "__proto__" member's address -> protos index      */
   rsc_idmap tails;             /* a development element -> tails index                */
@@ -284,10 +286,20 @@ static void put_number(enc *e, double v) {
   }
 }
 
+/* A text pointer's bit in text_bits. */
+static inline unsigned text_bit(const char *p) {
+  return (unsigned)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+static inline bool text_bit_has(const enc *e, const char *p) {
+  unsigned b = text_bit(p);
+  return (e->text_bits[b / 64] >> (b % 64)) & 1;
+}
+
 /* A string another row holds as its own value: that row's "$<id>". */
 static bool put_row_string(enc *e, const rsc_node *v, bool top) {
   if (!v->len) return false;
-  if (!e->texts.count) return false;
+  if (!e->texts.count || !text_bit_has(e, v->u.str)) return false;
   uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
   if (t == RSC_IDMAP_NONE || (top && e->refs[t].row == (int64_t)e->cur_row)) return false;
   write_ref(e, t);
@@ -790,7 +802,11 @@ static bool register_row(enc *e, size_t r) {
   if (c->state != CS_FULFILLED) return c->state == CS_REJECTED || c->state == CS_HALTED;
   const rsc_node *v = unwrap(d, &c->value);
   if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
-    if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+    if (v->len) {
+      put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+      unsigned b = text_bit(v->u.str);
+      e->text_bits[b / 64] |= (uint64_t)1 << (b % 64);
+    }
   } else if (v->kind == RSC_BINARY) {
     /* emitted as its own row where it is first met; a path after */
     put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
