@@ -36,8 +36,9 @@ typedef struct ref {
   uint32_t klen;
   const char *key;
   uint32_t index;
-  uint8_t n;  /* a row's reference: its length in s; 0 for a path */
-  char s[27]; /* "$" + a form + 16 hex digits at most */
+  uint32_t sp_off, sp_len; /* a path spelled as a parent: its text in spelled */
+  uint8_t n;               /* a row's reference: its length in s; 0 for a path */
+  char s[27];              /* "$" + a form + 16 hex digits at most */
 } ref;
 
 /* A row's text, made before it is written: a row that the server
@@ -77,6 +78,7 @@ typedef struct enc {
   ref *refs;
   size_t refs_len, refs_cap;
   rsc_text scratch; /* a path spelled out */
+  rsc_text spelled; /* the paths spelled as the parents of others (ref.sp_off) */
   row_text *rows;
   row_info *infos;           /* by log index                                     */
   uint32_t *item_index;      /* by the log index of a stream's start: items so far */
@@ -170,19 +172,34 @@ static inline void scratch_put(enc *e, const char *s, size_t n) {
   }
 }
 
-/* Appends reference i's text to the scratch text. */
-static void spell(enc *e, uint32_t i) {
+/* Appends reference i's text to the scratch text. A path spelled as the
+ * parent of another keeps its text, as the paths below one parent (the
+ * items of a list) spell it again and again. */
+static void spell(enc *e, uint32_t i, bool parent) {
   const ref *r = &e->refs[i];
   if (r->n) {
     scratch_put(e, r->s, r->n);
     return;
   }
-  spell(e, r->parent);
+  if (r->sp_len) {
+    scratch_put(e, e->spelled.p + r->sp_off, r->sp_len);
+    return;
+  }
+  size_t start = e->scratch.len;
+  spell(e, r->parent, true);
   scratch_put(e, ":", 1);
   if (r->key) scratch_put(e, r->key, r->klen);
   else {
     char buf[20];
     scratch_put(e, buf, dec_u64(buf, r->index));
+  }
+  size_t n = e->scratch.len - start, off = e->spelled.len;
+  if (parent && !e->scratch.status && n <= UINT32_MAX && off <= UINT32_MAX) {
+    rsc__text_put(&e->spelled, e->scratch.p + start, n);
+    if (!e->spelled.status) {
+      e->refs[i].sp_off = (uint32_t)off;
+      e->refs[i].sp_len = (uint32_t)n;
+    }
   }
 }
 
@@ -220,7 +237,7 @@ static void write_ref(enc *e, uint32_t i) {
     return;
   }
   e->scratch.len = 0;
-  spell(e, i);
+  spell(e, i, false);
   if (e->scratch.status) e->fail = true;
   else rsc__text_json_string(e->out, e->scratch.p, e->scratch.len);
 }
@@ -855,7 +872,7 @@ struct rsc_enc_cache {
   uint32_t *item_index;
   size_t rows_cap;
   char *piece; /* the writer's buffer, RSC_TEXT_PIECE bytes */
-  rsc_text scratch;
+  rsc_text scratch, spelled;
 };
 
 static void idmap_clear(rsc_idmap *m) {
@@ -877,6 +894,7 @@ void rsc__encode_cache_free(struct rsc_enc_cache *c) {
   free(c->item_index);
   free(c->piece);
   free(c->scratch.p);
+  free(c->spelled.p);
   free(c);
 }
 
@@ -920,6 +938,9 @@ static bool enc_open(enc *e, size_t n) {
   e->scratch = c->scratch;
   e->scratch.len = 0;
   e->scratch.status = RSC_OK;
+  e->spelled = c->spelled;
+  e->spelled.len = 0;
+  e->spelled.status = RSC_OK;
   return true;
 }
 
@@ -936,6 +957,7 @@ static void enc_close(enc *e) {
   c->refs = e->refs;
   c->refs_cap = e->refs_cap;
   c->scratch = e->scratch;
+  c->spelled = e->spelled;
 }
 
 rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
@@ -1015,6 +1037,7 @@ void rsc__encode_stream_free(struct rsc_enc_stream *s) {
   free(e->item_index);
   free(e->sink.p);
   free(e->scratch.p);
+  free(e->spelled.p);
   free(s->flags);
   free(s);
 }

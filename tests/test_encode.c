@@ -66,6 +66,13 @@ static void round_trip(const char *in, size_t len, uint32_t flags) {
 #define RT(s) round_trip(s, sizeof(s) - 1, 0)
 #define RT_DEV(s) round_trip(s, sizeof(s) - 1, RSC_OPT_DEV)
 
+static void encode_same(rsc_decoder *d, const char *want) {
+  buf out = {0};
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  cr_expect_str_eq(out.p ? out.p : "", want);
+  free(out.p);
+}
+
 /* ---- value kinds ------------------------------------------------------------ */
 
 Test(values, json_and_escapes) {
@@ -139,6 +146,33 @@ Test(values, path_references) {
      "{\"o\":\"$0:props:o\"}]}]\n");
   /* a key with a ':' gets no path: what sits under it is written again */
   RT("0:{\"a:b\":{\"x\":{\"y\":1}},\"c\":{\"y\":2}}\n");
+}
+
+/* Paths below one parent (which the writer spells once and keeps), at
+ * depths, under a key that needs an escape, and in a second encode of the
+ * decoder and of another after a reset. */
+Test(values, paths_that_share_a_parent) {
+  const char a[] = "0:{\"l\":[{\"a\":{\"v\":1}},{\"a\":{\"v\":2}},{\"a\":{\"v\":[{\"w\":3}]}}],"
+                   "\"q\\\"k\":{\"z\":{\"v\":4},\"y\":{\"v\":5}},"
+                   "\"r\":[\"$0:l:0:a\",\"$0:l:1:a\",\"$0:l:2:a:v:0\",\"$0:l:2:a\",\"$0:l:1\","
+                   "\"$0:q\\\"k:y\",\"$0:q\\\"k:z\",\"$0:q\\\"k\"]}\n";
+  const char b[] =
+      "0:{\"m\":[{\"a\":{\"v\":1}},{\"b\":{\"v\":2}}],\"r\":[\"$0:m:1:b\",\"$0:m:0:a\","
+      "\"$0:m:0\"]}\n";
+  RT(a);
+  RT(b);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  rsc_decoder *d = rsc_decode(a, sizeof a - 1, &opt, NULL);
+  cr_assert_not_null(d);
+  encode_same(d, a);
+  encode_same(d, a);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, b, sizeof b - 1), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  encode_same(d, b);
+  rsc_decoder_free(d);
 }
 
 Test(values, collections) {
@@ -273,13 +307,6 @@ Test(api, reset_empties_the_log) {
 /* The encoder's tables are kept in the decoder between encodes: each
  * encode starts from empty ones, also after a reset puts new values at the
  * addresses of the old (a stale identity would write a path or a "$Q"). */
-static void encode_same(rsc_decoder *d, const char *want) {
-  buf out = {0};
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
-  cr_expect_str_eq(out.p ? out.p : "", want);
-  free(out.p);
-}
-
 Test(api, tables_kept_between_encodes) {
   rsc_options opt;
   rsc_options_init(&opt);
