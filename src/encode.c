@@ -232,8 +232,13 @@ static void write_ref(enc *e, uint32_t i) {
   int64_t row = e->refs[i].row;
   if (row >= 0 && e->rows[row].state == 0 && ((size_t)row < e->cur_row || e->rows[row].outlined))
     make_row(e, (size_t)row); /* (may grow refs) */
-  if (e->refs[i].n) {
-    rsc__text_json_string(e->out, e->refs[i].s, e->refs[i].n);
+  if (e->refs[i].n) {         /* "$", a form and hex digits: nothing to escape */
+    char q[sizeof e->refs[i].s + 2];
+    size_t n = e->refs[i].n;
+    q[0] = '"';
+    memcpy(q + 1, e->refs[i].s, n);
+    q[n + 1] = '"';
+    rsc__text_put(e->out, q, n + 2);
     return;
   }
   e->scratch.len = 0;
