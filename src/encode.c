@@ -36,8 +36,9 @@ typedef struct ref {
   uint32_t klen;
   const char *key;
   uint32_t index;
-  uint8_t n;  /* a row's reference: its length in s; 0 for a path */
-  char s[27]; /* "$" + a form + 16 hex digits at most */
+  uint32_t sp_off, sp_len; /* a path spelled as a parent: its text in spelled */
+  uint8_t n;               /* a row's reference: its length in s; 0 for a path */
+  char s[27];              /* "$" + a form + 16 hex digits at most */
 } ref;
 
 /* A row's text, made before it is written: a row that the server
@@ -69,12 +70,15 @@ typedef struct enc {
                                   again, the path of that first place does            */
   rsc_idmap texts;             /* a string's or symbol's text pointer -> refs: a row's
                                   own string value, written as "$<id>" elsewhere       */
+  uint64_t text_bits[4];       /* a bit for each text in texts (text_bit): most strings
+                                  are no row's, and miss here without a lookup         */
   rsc_idmap rowidx;            /* row id + 1 -> the log index of its model row        */
   rsc_idmap protos;            /* a "__proto__" member's address -> protos index      */
   rsc_idmap tails;             /* a development element -> tails index                */
   ref *refs;
   size_t refs_len, refs_cap;
   rsc_text scratch; /* a path spelled out */
+  rsc_text spelled; /* the paths spelled as the parents of others (ref.sp_off) */
   row_text *rows;
   row_info *infos;           /* by log index                                     */
   uint32_t *item_index;      /* by the log index of a stream's start: items so far */
@@ -168,19 +172,34 @@ static inline void scratch_put(enc *e, const char *s, size_t n) {
   }
 }
 
-/* Appends reference i's text to the scratch text. */
-static void spell(enc *e, uint32_t i) {
+/* Appends reference i's text to the scratch text. A path spelled as the
+ * parent of another keeps its text, as the paths below one parent (the
+ * items of a list) spell it again and again. */
+static void spell(enc *e, uint32_t i, bool parent) {
   const ref *r = &e->refs[i];
   if (r->n) {
     scratch_put(e, r->s, r->n);
     return;
   }
-  spell(e, r->parent);
+  if (r->sp_len) {
+    scratch_put(e, e->spelled.p + r->sp_off, r->sp_len);
+    return;
+  }
+  size_t start = e->scratch.len;
+  spell(e, r->parent, true);
   scratch_put(e, ":", 1);
   if (r->key) scratch_put(e, r->key, r->klen);
   else {
     char buf[20];
     scratch_put(e, buf, dec_u64(buf, r->index));
+  }
+  size_t n = e->scratch.len - start, off = e->spelled.len;
+  if (parent && !e->scratch.status && n <= UINT32_MAX && off <= UINT32_MAX) {
+    rsc__text_put(&e->spelled, e->scratch.p + start, n);
+    if (!e->spelled.status) {
+      e->refs[i].sp_off = (uint32_t)off;
+      e->refs[i].sp_len = (uint32_t)n;
+    }
   }
 }
 
@@ -213,12 +232,17 @@ static void write_ref(enc *e, uint32_t i) {
   int64_t row = e->refs[i].row;
   if (row >= 0 && e->rows[row].state == 0 && ((size_t)row < e->cur_row || e->rows[row].outlined))
     make_row(e, (size_t)row); /* (may grow refs) */
-  if (e->refs[i].n) {
-    rsc__text_json_string(e->out, e->refs[i].s, e->refs[i].n);
+  if (e->refs[i].n) {         /* "$", a form and hex digits: nothing to escape */
+    char q[sizeof e->refs[i].s + 2];
+    size_t n = e->refs[i].n;
+    q[0] = '"';
+    memcpy(q + 1, e->refs[i].s, n);
+    q[n + 1] = '"';
+    rsc__text_put(e->out, q, n + 2);
     return;
   }
   e->scratch.len = 0;
-  spell(e, i);
+  spell(e, i, false);
   if (e->scratch.status) e->fail = true;
   else rsc__text_json_string(e->out, e->scratch.p, e->scratch.len);
 }
@@ -237,7 +261,21 @@ static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
   return v;
 }
 
-static inline void put(enc *e, const char *s, size_t n) { rsc__text_put(e->out, s, n); }
+/* Most puts fit where the row goes (the writer's piece, or a row's own
+ * text): one copy then, without the checks rsc__text_put makes for texts
+ * the writer never has (one writing is disabled in; what lands in a failed
+ * writer's piece is never handed on; a row's own text is not read as a C
+ * string, so it needs no NUL). */
+static inline void put(enc *e, const char *s, size_t n) {
+  rsc_text *b = e->out;
+  size_t len = b->len;
+  if (__builtin_expect(n < b->cap - len, 1)) {
+    memcpy(b->p + len, s, n);
+    b->len = len + n;
+  } else {
+    rsc__text_put_slow(b, s, n);
+  }
+}
 /* A string literal (its length known when compiled). */
 #define PUT_LIT(e, lit) put(e, lit, sizeof(lit) - 1)
 
@@ -270,10 +308,20 @@ static void put_number(enc *e, double v) {
   }
 }
 
+/* A text pointer's bit in text_bits. */
+static inline unsigned text_bit(const char *p) {
+  return (unsigned)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+static inline bool text_bit_has(const enc *e, const char *p) {
+  unsigned b = text_bit(p);
+  return (e->text_bits[b / 64] >> (b % 64)) & 1;
+}
+
 /* A string another row holds as its own value: that row's "$<id>". */
 static bool put_row_string(enc *e, const rsc_node *v, bool top) {
   if (!v->len) return false;
-  if (!e->texts.count) return false;
+  if (!e->texts.count || !text_bit_has(e, v->u.str)) return false;
   uint32_t t = rsc__idmap_get(&e->texts, (uintptr_t)v->u.str);
   if (t == RSC_IDMAP_NONE || (top && e->refs[t].row == (int64_t)e->cur_row)) return false;
   write_ref(e, t);
@@ -815,7 +863,11 @@ static bool register_row(enc *e, size_t r) {
   if (c->state != CS_FULFILLED) return c->state == CS_REJECTED || c->state == CS_HALTED;
   const rsc_node *v = unwrap(d, &c->value);
   if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
-    if (v->len) put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+    if (v->len) {
+      put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+      unsigned b = text_bit(v->u.str);
+      e->text_bits[b / 64] |= (uint64_t)1 << (b % 64);
+    }
   } else if (v->kind == RSC_BINARY) {
     /* emitted as its own row where it is first met; a path after */
     put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
@@ -864,7 +916,7 @@ struct rsc_enc_cache {
   uint32_t *item_index;
   size_t rows_cap;
   char *piece; /* the writer's buffer, RSC_TEXT_PIECE bytes */
-  rsc_text scratch;
+  rsc_text scratch, spelled;
 };
 
 static void idmap_clear(rsc_idmap *m) {
@@ -886,6 +938,7 @@ void rsc__encode_cache_free(struct rsc_enc_cache *c) {
   free(c->item_index);
   free(c->piece);
   free(c->scratch.p);
+  free(c->spelled.p);
   free(c);
 }
 
@@ -929,6 +982,9 @@ static bool enc_open(enc *e, size_t n) {
   e->scratch = c->scratch;
   e->scratch.len = 0;
   e->scratch.status = RSC_OK;
+  e->spelled = c->spelled;
+  e->spelled.len = 0;
+  e->spelled.status = RSC_OK;
   return true;
 }
 
@@ -945,6 +1001,7 @@ static void enc_close(enc *e) {
   c->refs = e->refs;
   c->refs_cap = e->refs_cap;
   c->scratch = e->scratch;
+  c->spelled = e->spelled;
 }
 
 rsc_status rsc_encode(rsc_decoder *d, rsc_write_fn write, void *ctx) {
@@ -1024,6 +1081,7 @@ void rsc__encode_stream_free(struct rsc_enc_stream *s) {
   free(e->item_index);
   free(e->sink.p);
   free(e->scratch.p);
+  free(e->spelled.p);
   free(s->flags);
   free(s);
 }

@@ -16,6 +16,13 @@ static inline uintptr_t rsc__writer_identity(const rsc_node *n) {
   case RSC_CLIENT_REF: return (uintptr_t)n->u.cref;
   case RSC_SERVER_REF: return (uintptr_t)n->u.sref;
   case RSC_ERROR: return (uintptr_t)n->u.err;
+  /* rsc_node_identity's, inline (the writer asks for every container) */
+  case RSC_ARRAY:
+  case RSC_MAP:
+  case RSC_SET:
+  case RSC_FORMDATA: return (uintptr_t)n->u.items;
+  case RSC_OBJECT: return (uintptr_t)n->u.members;
+  case RSC_ELEMENT: return (uintptr_t)n->u.el;
   default: return rsc_node_identity(n);
   }
 }

@@ -7,29 +7,9 @@
 
 #include <string.h>
 
-/* The slot and the filter bit come from different bits of one hash. */
-static inline uint64_t shared_hash(uintptr_t id) { return rsc__hash_final((uint64_t)id); }
-
-/* The filter bit: the hash's high half first (its low bits pick the slot). */
-static inline size_t filter_bit(const struct shared_set *s, uint64_t h) {
-  return (size_t)((h >> 32) | (h << 32)) & (s->cap * 8 - 1);
-}
-
-static inline bool filter_has(const struct shared_set *s, uint64_t h) {
-  size_t bit = filter_bit(s, h);
-  return (s->filter[bit / 64] >> (bit % 64)) & 1;
-}
-
 static inline void filter_add(struct shared_set *s, uint64_t h) {
-  size_t bit = filter_bit(s, h);
+  size_t bit = rsc__shared_filter_bit(s, h);
   s->filter[bit / 64] |= (uint64_t)1 << (bit % 64);
-}
-
-static bool shared_has(const struct shared_set *s, uintptr_t id, uint64_t h) {
-  if (!s->count || !filter_has(s, h)) return false;
-  for (size_t i = (size_t)h & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
-    if (s->slot[i] == id) return true;
-  return false;
 }
 
 /* Into a set with room (load at most 1/2). */
@@ -43,8 +23,8 @@ static void shared_insert(struct shared_set *s, uintptr_t id, uint64_t h) {
 
 void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
   struct shared_set *s = &d->shared;
-  uint64_t h = shared_hash(id);
-  if (shared_has(s, id, h)) return;
+  uint64_t h = rsc__shared_hash(id);
+  if (rsc__shared_set_has(s, id, h)) return;
   if ((s->count + 1) * 2 > s->cap) {
     /* Arena memory: the old tables stay behind until the reset. */
     size_t cap = s->cap ? s->cap * 2 : 64;
@@ -56,17 +36,12 @@ void rsc__note_shared_slow(rsc_decoder *d, uintptr_t id) {
     struct shared_set old = *s;
     *s = (struct shared_set){slot, filter, cap, 0};
     for (size_t i = 0; i < old.cap; i++)
-      if (old.slot[i]) shared_insert(s, old.slot[i], shared_hash(old.slot[i]));
+      if (old.slot[i]) shared_insert(s, old.slot[i], rsc__shared_hash(old.slot[i]));
   }
   shared_insert(s, id, h);
 }
 
 int rsc_decoder_shares(const rsc_decoder *d, uintptr_t id) {
   if (!d || !(d->opt.flags & RSC_OPT_TRACK_SHARED)) return 1;
-  return shared_has(&d->shared, id, shared_hash(id));
-}
-
-bool rsc__shared_has(const rsc_decoder *d, uintptr_t id) {
-  if (!(d->opt.flags & RSC_OPT_TRACK_SHARED)) return true;
-  return shared_has(&d->shared, id, shared_hash(id));
+  return rsc__shared_set_has(&d->shared, id, rsc__shared_hash(id));
 }

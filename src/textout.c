@@ -144,26 +144,85 @@ void rsc__text_json_escaped(rsc_text *b, const char *s, size_t n) {
   put_escaped(b, s, n);
 }
 
-/* Whether s[0, n) needs no escape. */
-static inline bool plain(const char *s, size_t n) {
-  size_t i = 0;
 #ifdef __SSE2__
-  /* sixteen bytes at a time: a control (at most 0x1F), '"', '\\', 0xED */
-  if (n >= 16) {
-    const __m128i ctl = _mm_set1_epi8(0x1F), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
-                  ed = _mm_set1_epi8((char)0xED);
-    for (; i + 16 <= n; i += 16) {
-      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-      __m128i hit = _mm_or_si128(
-          _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl), _mm_cmpeq_epi8(x, q)),
-          _mm_or_si128(_mm_cmpeq_epi8(x, bs), _mm_cmpeq_epi8(x, ed)));
-      if (_mm_movemask_epi8(hit)) return false;
-    }
-  }
+/* Whether none of the sixteen bytes of x is special: a control (at most
+ * 0x1F), '"', '\\' or 0xED. */
+static inline bool plain16(__m128i x) {
+  const __m128i ctl = _mm_set1_epi8(0x1F), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+                ed = _mm_set1_epi8((char)0xED);
+  __m128i hit =
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl), _mm_cmpeq_epi8(x, q)),
+                   _mm_or_si128(_mm_cmpeq_epi8(x, bs), _mm_cmpeq_epi8(x, ed)));
+  return _mm_movemask_epi8(hit) == 0;
+}
 #endif
-  while (i + 8 <= n && !special8(s + i)) i += 8;
-  while (i < n && !json_special[(uint8_t)s[i]]) i++;
-  return i == n;
+
+/* s[0, n) for 0 < n < 8 as eight bytes that hold each of them and no
+ * other: the first four and last four of 4 to 7 (overlapping), or the
+ * first, middle and last of 1 to 3 (repeated). */
+static inline uint64_t short_word(const char *s, size_t n) {
+  if (n >= 4) {
+    uint32_t lo, hi;
+    memcpy(&lo, s, 4);
+    memcpy(&hi, s + n - 4, 4);
+    return (uint64_t)lo | (uint64_t)hi << 32;
+  }
+  uint64_t x = (uint8_t)s[0] | (uint32_t)(uint8_t)s[n / 2] << 8 |
+               (uint32_t)(uint8_t)s[n - 1] << 16 | (uint32_t)(uint8_t)s[n - 1] << 24;
+  return x | x << 32;
+}
+
+/* Whether s[0, n) needs no escape. Reads only s[0, n): a short string's
+ * bytes as overlapping words, where a byte loop cost a branch a byte. */
+static inline bool plain(const char *s, size_t n) {
+  if (!n) return true;
+#ifdef __SSE2__
+  if (n < 8) return plain16(_mm_set1_epi64x((long long)short_word(s, n)));
+  if (n <= 16)
+    return plain16(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)s),
+                                      _mm_loadl_epi64((const __m128i *)(const void *)(s + n - 8))));
+  /* sixteen bytes at a time, the last sixteen overlapping */
+  for (size_t i = 0;; i += 16) {
+    if (i + 16 > n) i = n - 16;
+    if (!plain16(_mm_loadu_si128((const __m128i *)(const void *)(s + i)))) return false;
+    if (i + 16 == n) return true;
+  }
+#else
+  if (n < 8) {
+    uint64_t x = short_word(s, n);
+    return !special8((const char *)&x);
+  }
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (special8(s + i)) return false;
+  return i == n || !special8(s + n - 8);
+#endif
+}
+
+/* Copies n bytes; a short run inline, as overlapping words (memcpy's call
+ * cost more than the copy for most strings). */
+static inline void copy_short(char *o, const char *s, size_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t a, z;
+    memcpy(&a, s, 8);
+    memcpy(&z, s + n - 8, 8);
+    memcpy(o, &a, 8);
+    memcpy(o + n - 8, &z, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, z;
+    memcpy(&a, s, 4);
+    memcpy(&z, s + n - 4, 4);
+    memcpy(o, &a, 4);
+    memcpy(o + n - 4, &z, 4);
+  } else if (n < 4) {
+    if (n) {
+      o[0] = s[0];
+      o[n / 2] = s[n / 2];
+      o[n - 1] = s[n - 1];
+    }
+  } else {
+    memcpy(o, s, n);
+  }
 }
 
 /* Most strings need no escape and fit in the writer's piece: quoted with
@@ -175,7 +234,7 @@ static inline bool put_plain_string(rsc_text *b, const char *pre, size_t pn, con
   char *o = b->p + b->len;
   *o++ = '"';
   memcpy(o, pre, pn);
-  memcpy(o + pn, s, n);
+  copy_short(o + pn, s, n);
   o[pn + n] = '"';
   if (!b->write) o[pn + n + 1] = 0; /* (a growing buffer's text is a C string) */
   b->len += pn + n + 2;

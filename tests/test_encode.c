@@ -66,6 +66,13 @@ static void round_trip(const char *in, size_t len, uint32_t flags) {
 #define RT(s) round_trip(s, sizeof(s) - 1, 0)
 #define RT_DEV(s) round_trip(s, sizeof(s) - 1, RSC_OPT_DEV)
 
+static void encode_same(rsc_decoder *d, const char *want) {
+  buf out = {0};
+  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  cr_expect_str_eq(out.p ? out.p : "", want);
+  free(out.p);
+}
+
 /* ---- value kinds ------------------------------------------------------------ */
 
 Test(values, json_and_escapes) {
@@ -139,6 +146,33 @@ Test(values, path_references) {
      "{\"o\":\"$0:props:o\"}]}]\n");
   /* a key with a ':' gets no path: what sits under it is written again */
   RT("0:{\"a:b\":{\"x\":{\"y\":1}},\"c\":{\"y\":2}}\n");
+}
+
+/* Paths below one parent (which the writer spells once and keeps), at
+ * depths, under a key that needs an escape, and in a second encode of the
+ * decoder and of another after a reset. */
+Test(values, paths_that_share_a_parent) {
+  const char a[] = "0:{\"l\":[{\"a\":{\"v\":1}},{\"a\":{\"v\":2}},{\"a\":{\"v\":[{\"w\":3}]}}],"
+                   "\"q\\\"k\":{\"z\":{\"v\":4},\"y\":{\"v\":5}},"
+                   "\"r\":[\"$0:l:0:a\",\"$0:l:1:a\",\"$0:l:2:a:v:0\",\"$0:l:2:a\",\"$0:l:1\","
+                   "\"$0:q\\\"k:y\",\"$0:q\\\"k:z\",\"$0:q\\\"k\"]}\n";
+  const char b[] =
+      "0:{\"m\":[{\"a\":{\"v\":1}},{\"b\":{\"v\":2}}],\"r\":[\"$0:m:1:b\",\"$0:m:0:a\","
+      "\"$0:m:0\"]}\n";
+  RT(a);
+  RT(b);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.flags = RSC_OPT_KEEP_ROWS;
+  rsc_decoder *d = rsc_decode(a, sizeof a - 1, &opt, NULL);
+  cr_assert_not_null(d);
+  encode_same(d, a);
+  encode_same(d, a);
+  cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
+  cr_assert_eq(rsc_decoder_feed(d, b, sizeof b - 1), RSC_OK);
+  cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
+  encode_same(d, b);
+  rsc_decoder_free(d);
 }
 
 Test(values, collections) {
@@ -334,13 +368,6 @@ Test(api, reset_empties_the_log) {
 /* The encoder's tables are kept in the decoder between encodes: each
  * encode starts from empty ones, also after a reset puts new values at the
  * addresses of the old (a stale identity would write a path or a "$Q"). */
-static void encode_same(rsc_decoder *d, const char *want) {
-  buf out = {0};
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
-  cr_expect_str_eq(out.p ? out.p : "", want);
-  free(out.p);
-}
-
 Test(api, tables_kept_between_encodes) {
   rsc_options opt;
   rsc_options_init(&opt);
@@ -365,6 +392,90 @@ Test(api, tables_kept_between_encodes) {
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
   encode_same(d, big);
   rsc_decoder_free(d);
+}
+
+/* ---- the string writer (src/textout.c) ------------------------------------------------- */
+
+#include "textout.h"
+
+/* A JSON string as JSON.stringify writes it, a byte at a time. */
+static size_t json_string_ref(char *o, const char *s, size_t n) {
+  size_t k = 0;
+  o[k++] = '"';
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      o[k++] = '\\';
+      o[k++] = (char)c;
+    } else if (c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+      o[k++] = '\\';
+      o[k++] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+    } else if (c < 0x20) {
+      k += (size_t)sprintf(o + k, "\\u%04x", c);
+    } else if (c == 0xED && i + 2 < n && ((unsigned char)s[i + 1] & 0xE0) == 0xA0) {
+      unsigned cp =
+          0xD000u | (((unsigned char)s[i + 1] & 0x3Fu) << 6) | ((unsigned char)s[i + 2] & 0x3Fu);
+      k += (size_t)sprintf(o + k, "\\u%04x", cp);
+      i += 2;
+    } else {
+      o[k++] = (char)c;
+    }
+  }
+  o[k++] = '"';
+  return k;
+}
+
+/* Strings of every length up to 70 with one byte that needs an escape (or
+ * one that looks close but needs none) at every place, each in a block of
+ * exactly its length (so ASan sees a read past it), into a growing text
+ * and a writer's: as the byte-at-a-time writer writes them. */
+Test(strings, every_length_and_place_of_an_escape) {
+  static const char *const odd[] = {"\"",           "\\",       "\n", "\x01",
+                                    "\x1f",         "\x7f",     " ",  "\xed\xa0\x80",
+                                    "\xed\x9f\xbf", "\xc3\xa9", "!",  "#"};
+  char want[1024];
+  for (size_t n = 0; n <= 70; n++) {
+    for (size_t o = 0; o < sizeof odd / sizeof *odd; o++) {
+      size_t on = strlen(odd[o]);
+      for (size_t at = 0; at + on <= n || (n == 0 && at == 0); at++) {
+        char *s = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++) s[i] = (char)('a' + (i * 7 + o) % 26);
+        if (n) memcpy(s + at, odd[o], on);
+        size_t wn = json_string_ref(want, s, n);
+        /* a growing text, empty and with room */
+        for (int room = 0; room < 2; room++) {
+          rsc_text grow;
+          memset(&grow, 0, sizeof grow);
+          if (room) {
+            rsc__text_put(&grow, want, 200);
+            grow.len = 0;
+          }
+          rsc__text_json_string(&grow, s, n);
+          cr_assert_eq(grow.len, wn, "length %zu, odd %zu at %zu", n, o, at);
+          cr_assert(memcmp(grow.p, want, wn) == 0, "length %zu, odd %zu at %zu", n, o, at);
+          cr_assert_eq(grow.p[grow.len], 0);
+          free(grow.p);
+        }
+        /* a writer's piece, empty and near its end */
+        for (int end = 0; end < 2; end++) {
+          buf out = {0};
+          rsc_text w;
+          cr_assert(rsc__text_to_writer(&w, to_buf, &out));
+          w.len = end ? RSC_TEXT_PIECE - 3 - (n + at) % 7 : 0;
+          size_t before = w.len;
+          rsc__text_json_string(&w, s, n);
+          rsc__text_flush(&w);
+          cr_assert_eq(out.len, before + wn);
+          cr_assert(memcmp(out.p + before, want, wn) == 0, "writer: length %zu, odd %zu at %zu", n,
+                    o, at);
+          free(w.p);
+          free(out.p);
+        }
+        free(s);
+        if (!n) break;
+      }
+    }
+  }
 }
 
 /* ---- every React-written fixture ------------------------------------------------------ */
