@@ -485,6 +485,9 @@ rsc_node rsc__wait_for_reference(rsc_decoder *d, rsc_chunk *c, rsc_ref *proto) {
   w->ref = *proto;
   w->ref.handler = h;
   if (proto->key_index == -2) h->root_waits = true;
+  if ((proto->key_index == 1 || proto->key_index == 2) && proto->tuple &&
+      rsc__is_marker(&proto->tuple[0]))
+    h->lost_slot = true;
   append_listener(c, &w->l, LK_REF, &w->ref, NULL, NULL, rsc__mk(RSC_NONE));
   return rsc__mk(RSC_NULL);
 }

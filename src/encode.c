@@ -1142,6 +1142,7 @@ static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t de
     return true;
   default: {
     const rsc_element *el = v->u.el;
+    if (fulfilled && (v->sub & EL_LOST_SLOT)) return false;
     if (!settled_deep(e, seen, &el->type, depth + 1, fulfilled) ||
         !settled_deep(e, seen, &el->key, depth + 1, fulfilled) ||
         !settled_deep(e, seen, &el->props, depth + 1, fulfilled))

@@ -90,7 +90,12 @@ static inline uint32_t rsc__member_klen(const rsc_member *m) {
  * place (rsc__plain_element). Development elements also carry their owner,
  * and their ELEMENT node's sub says so (EL_HAS_OWNER). The tuple's debug
  * stack and validated flag are read by nothing here, so they are not kept. */
-enum { EL_HAS_OWNER = 1 };
+enum {
+  EL_HAS_OWNER = 1,
+  EL_LOST_SLOT = 2 /* its type or key was a reference that waited and is
+                      null in it for good (rsc_scope.lost_slot): the writer
+                      cannot write it from the value (encode.c) */
+};
 
 /* An element tuple of a production model row that still needs the walk is
  * parsed without its "$" slot (it would cost a node per element and is
@@ -212,6 +217,9 @@ typedef struct rsc_scope {
   bool errored;
   bool root_waits; /* a reference that is the row's whole value waits: value
                       is a placeholder (null), not the row's value yet      */
+  bool lost_slot;  /* a reference in the element tuple's type or key slot
+                      waited: React fills the tuple, never the element, so
+                      the element keeps null there (EL_LOST_SLOT)          */
 } rsc_scope;
 
 /* 80 bytes: there is a chunk per row, a large share of the memory of a

@@ -566,6 +566,7 @@ static bool create_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rs
     if (h->deps > 0) {
       rsc_chunk *c = rsc__new_chunk(d, CS_BLOCKED);
       if (!c) return false;
+      if (h->lost_slot) element.sub |= EL_LOST_SLOT;
       h->value = element;
       h->chunk = c;
       *out = rsc__lazy(c);

@@ -306,6 +306,14 @@ Test(rows, import_rows_with_revived_metadata) {
      "0:[[\"$\",\"$L1\",null,{}],[\"$\",\"$L2\",null,{}]]\n");
 }
 
+/* A reference in an element's type or key slot that waited: React fills
+ * the tuple, not the element, which keeps null there; the row goes out as
+ * it came. */
+Test(rows, element_slots_that_waited) {
+  RT("0:[\"$\",\"$2\",null,{}]\n2:\"div\"\n");
+  RT("0:{\"x\":[\"$\",\"p\",\"$2\",{\"a\":1}]}\n2:\"k\"\n");
+}
+
 Test(rows, order_and_ids_kept) {
   RT("a:\"ten\"\n"
      "3:{\"x\":\"$a\"}\n"
