@@ -748,7 +748,18 @@ static void write_row(enc *e, size_t r) {
   if (st) v = stream_item(st, e->infos[r].item);
   else if (c && c->state == CS_FULFILLED) v = &c->value;
   if (rsc__is_model_tag(row->tag)) {
-    if (v && row->raw && holds_lost_element(e, v)) v = NULL;
+    if (v && row->raw && holds_lost_element(e, v)) {
+      /* walked as if written, unwritten, so that the rows it names and
+       * the places of what it holds are what they would be; then the
+       * row as it came */
+      rsc_text *out = e->out, discard;
+      memset(&discard, 0, sizeof discard);
+      discard.off = true;
+      e->out = &discard;
+      row_value(e, v);
+      e->out = out;
+      v = NULL;
+    }
     if (v) {
       row_head(e, row->id, row->tag);
       row_value(e, v);

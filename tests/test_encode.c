@@ -290,6 +290,11 @@ Test(rows, lost_elements_keep_their_row) {
   RT("0:[\"$\",\"div\",null,{\"x\":\"$1\"}]\n1:E{\"digest\":\"d\"}\n");
   RT("0:{\"a\":[\"$\",\"div\",null,{\"x\":\"$1\"}],\"b\":2}\n");
   RT("0:[\"$\",\"div\",null,{},\"$1\",\"$2\",1]\n");
+  /* such a row still names what it would have: a Map's entries outlined
+   * before it hold a path into it */
+  RT("3:[[\"k\",\"$0:first\"]]\n"
+     "0:{\"first\":{\"id\":7},\"map1\":\"$Q3\",\"client\":[\"$\",\"div\",null,{\"x\":\"$0:nope\"}]}"
+     "\n");
 }
 
 /* A row whose whole value is another row's (a client reference, an
