@@ -33,8 +33,13 @@ typedef struct dwalk {
   PyObject *base; /* where the path starts: "value", or a lazy's place */
   dseg *path;
   size_t n_path, cap_path;
-  PyObject **open; /* containers being walked: a cycle meets one again */
+  PyObject **open; /* elements being walked: one that holds itself meets
+                      itself again before it is made */
   size_t n_open, cap_open;
+  PyObject **memo_keys;    /* values with identity made so far (held), and */
+  rsc_bval **memo_vals;    /* their builder values: a value met again is the
+                              same builder value, written once then named */
+  size_t n_memo, cap_memo; /* cap a power of 2 */
   dlater *later;
   size_t n_later, cap_later;
   size_t depth;
@@ -172,6 +177,54 @@ static const char *d_cstr(dwalk *w, PyObject *s, PyObject **hold) {
 }
 
 static rsc_bval *d_value(dwalk *w, PyObject *v);
+
+/* ---- identity: an open-addressing table of the values made ---------------- */
+
+static inline size_t d_hash(PyObject *v, size_t cap) {
+  return (size_t)(((uintptr_t)v >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1);
+}
+
+static rsc_bval *d_seen(dwalk *w, PyObject *v) {
+  if (!w->n_memo) return NULL;
+  for (size_t i = d_hash(v, w->cap_memo);; i = (i + 1) & (w->cap_memo - 1)) {
+    if (w->memo_keys[i] == v) return w->memo_vals[i];
+    if (!w->memo_keys[i]) return NULL;
+  }
+}
+
+/* Remembers that v made r (r, or NULL when v could not be held). */
+static rsc_bval *d_keep(dwalk *w, PyObject *v, rsc_bval *r) {
+  if (!r) return NULL;
+  if (2 * (w->n_memo + 1) > w->cap_memo) {
+    size_t cap = w->cap_memo ? w->cap_memo * 2 : 64;
+    PyObject **keys = (PyObject **)calloc(cap, sizeof *keys);
+    rsc_bval **vals = (rsc_bval **)calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+      free(keys);
+      free(vals);
+      return (rsc_bval *)PyErr_NoMemory();
+    }
+    for (size_t i = 0; i < w->cap_memo; i++)
+      if (w->memo_keys[i]) {
+        size_t j = d_hash(w->memo_keys[i], cap);
+        while (keys[j]) j = (j + 1) & (cap - 1);
+        keys[j] = w->memo_keys[i];
+        vals[j] = w->memo_vals[i];
+      }
+    free(w->memo_keys);
+    free(w->memo_vals);
+    w->memo_keys = keys;
+    w->memo_vals = vals;
+    w->cap_memo = cap;
+  }
+  size_t i = d_hash(v, w->cap_memo);
+  while (w->memo_keys[i]) i = (i + 1) & (w->cap_memo - 1);
+  Py_INCREF(v);
+  w->memo_keys[i] = v;
+  w->memo_vals[i] = r;
+  w->n_memo++;
+  return r;
+}
 
 /* d_value of a slot or item at a segment of the path. */
 static rsc_bval *d_at(dwalk *w, PyObject *v, const char *pre, PyObject *key, Py_ssize_t index,
@@ -410,7 +463,7 @@ done:
 }
 
 static rsc_bval *d_dict(dwalk *w, PyObject *v) {
-  rsc_bval *o = d_check(w, rsc_build_object(w->b));
+  rsc_bval *o = d_keep(w, v, d_check(w, rsc_build_object(w->b)));
   if (!o) return NULL;
   Py_ssize_t pos = 0;
   PyObject *k, *x;
@@ -439,7 +492,7 @@ static rsc_bval *d_dict(dwalk *w, PyObject *v) {
 }
 
 static rsc_bval *d_list(dwalk *w, PyObject *v) {
-  rsc_bval *a = d_check(w, rsc_build_array(w->b));
+  rsc_bval *a = d_keep(w, v, d_check(w, rsc_build_array(w->b)));
   if (!a) return NULL;
   int list = PyList_Check(v);
   for (Py_ssize_t i = 0; i < (list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v)); i++) {
@@ -490,7 +543,7 @@ static int d_unpack2(PyObject *pair, PyObject **k, PyObject **x) {
 }
 
 static rsc_bval *d_map(dwalk *w, PyObject *v, int pairs) {
-  rsc_bval *m = d_check(w, rsc_build_map(w->b));
+  rsc_bval *m = d_keep(w, v, d_check(w, rsc_build_map(w->b)));
   if (!m) return NULL;
   PyObject *seq = pairs ? v : PyObject_CallMethod(v, "items", NULL);
   if (!seq) return NULL;
@@ -524,7 +577,7 @@ static rsc_bval *d_map(dwalk *w, PyObject *v, int pairs) {
 }
 
 static rsc_bval *d_set(dwalk *w, PyObject *v) {
-  rsc_bval *s = d_check(w, rsc_build_set(w->b));
+  rsc_bval *s = d_keep(w, v, d_check(w, rsc_build_set(w->b)));
   if (!s) return NULL;
   PyObject *it = PyObject_GetIter(v), *x;
   if (!it) return NULL;
@@ -541,22 +594,245 @@ static rsc_bval *d_set(dwalk *w, PyObject *v) {
   return PyErr_Occurred() ? NULL : s;
 }
 
-/* A container's walk, with the cycle check: a container met again while
- * it is being walked holds itself. */
+/* A digest for the builder: reason.digest when it is a str (else none).
+ * 0, or -1 with an exception. */
+static int d_digest(dwalk *w, PyObject *reason, const char **digest, PyObject **hold) {
+  *digest = NULL;
+  *hold = NULL;
+  if (!reason) return 0;
+  PyObject *d = PyObject_GetAttr(reason, T.s_digest);
+  if (!d) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    PyErr_Clear();
+    return 0;
+  }
+  int err = 0;
+  if (PyUnicode_Check(d)) {
+    if (d_push(w, ".reason.digest", NULL, -1, "")) err = -1;
+    else {
+      *digest = d_cstr(w, d, hold);
+      d_pop(w);
+      if (!*digest) err = -1;
+    }
+  }
+  Py_DECREF(d);
+  return err;
+}
+
+static rsc_bval *d_server_ref(dwalk *w, PyObject *v) {
+  PyObject *id = get_slot(v, &T.server_ref, SR_ID), *bound = get_slot(v, &T.server_ref, SR_BOUND);
+  if (!id || !bound) {
+    PyErr_SetString(PyExc_AttributeError, "rscflight.dumps: a ServerReference lacks a slot");
+    return NULL;
+  }
+  Py_INCREF(id);
+  Py_INCREF(bound);
+  rsc_bval *r = NULL, *bv = NULL;
+  PyObject *hold = NULL;
+  Py_ssize_t n = 0;
+  const char *s = NULL;
+  if (!d_push(w, ".id", NULL, -1, "")) {
+    s = PyUnicode_Check(id) ? d_utf8(id, &n, &hold)
+                            : d_refuse(w, id, "a server reference's id is a str");
+    d_pop(w);
+  }
+  if (s && bound != Py_None) {
+    if (!d_push(w, ".bound", NULL, -1, "")) {
+      if (PyList_CheckExact(bound) || PyTuple_CheckExact(bound)) bv = d_value(w, bound);
+      else d_refuse(w, bound, "bound is None or a list");
+      d_pop(w);
+    }
+  }
+  if (s && (bv || bound == Py_None)) r = d_check(w, rsc_build_server_ref(w->b, s, (size_t)n, bv));
+  Py_XDECREF(hold);
+  Py_DECREF(id);
+  Py_DECREF(bound);
+  return r;
+}
+
+static rsc_bval *d_blob(dwalk *w, PyObject *v) {
+  PyObject *type = get_slot(v, &T.blob, BL_TYPE), *data = get_slot(v, &T.blob, BL_DATA);
+  if (!type || !data) {
+    PyErr_SetString(PyExc_AttributeError, "rscflight.dumps: a Blob lacks a slot");
+    return NULL;
+  }
+  Py_INCREF(type);
+  Py_INCREF(data);
+  rsc_bval *r = NULL;
+  PyObject *hold = NULL;
+  Py_ssize_t n = 0;
+  const char *s = NULL;
+  if (!d_push(w, ".type", NULL, -1, "")) {
+    s = d_text(w, type, &n, &hold);
+    d_pop(w);
+  }
+  if (s) {
+    Py_buffer view;
+    if (!PyObject_CheckBuffer(data)) {
+      if (!d_push(w, ".data", NULL, -1, "")) {
+        d_refuse(w, data, "a Blob's data is bytes-like");
+        d_pop(w);
+      }
+    } else if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) == 0) {
+      r = d_check(w, rsc_build_blob(w->b, s, (size_t)n, view.buf, (size_t)view.len));
+      PyBuffer_Release(&view);
+    }
+  }
+  Py_XDECREF(hold);
+  Py_DECREF(type);
+  Py_DECREF(data);
+  return r;
+}
+
+static rsc_bval *d_form_data(dwalk *w, PyObject *v) {
+  rsc_bval *f = d_keep(w, v, d_check(w, rsc_build_form_data(w->b)));
+  if (!f) return NULL;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+    PyObject *pair = PyList_GET_ITEM(v, i), *name, *x;
+    Py_INCREF(pair);
+    int bad = d_unpack2(pair, &name, &x);
+    Py_DECREF(pair);
+    if (bad) return NULL;
+    PyObject *hold = NULL;
+    Py_ssize_t n = 0;
+    const char *s = NULL;
+    rsc_bval *xv = NULL;
+    if (!d_push(w, ".entries[", NULL, i, "].name")) {
+      s = d_text(w, name, &n, &hold);
+      d_pop(w);
+    }
+    if (s && !d_push(w, ".entries[", NULL, i, "].value")) {
+      if (PyUnicode_Check(x) || Py_IS_TYPE(x, T.blob.tp)) xv = d_value(w, x);
+      else d_refuse(w, x, "a FormData value is a str or a Blob");
+      d_pop(w);
+    }
+    bad = !xv || d_ok(w, rsc_build_form_append(w->b, f, s, (size_t)n, xv));
+    Py_XDECREF(hold);
+    Py_DECREF(name);
+    Py_DECREF(x);
+    if (bad) return NULL;
+  }
+  return f;
+}
+
+/* The items of an Iterator or a Stream: a list. */
+static PyObject *d_items(dwalk *w, PyObject *v, const slotted *s, int slot) {
+  PyObject *items = get_slot(v, s, slot);
+  if (!items || !PyList_Check(items)) {
+    if (!d_push(w, ".items", NULL, -1, "")) {
+      d_refuse(w, items ? items : Py_None, "items are a list");
+      d_pop(w);
+    }
+    return NULL;
+  }
+  Py_INCREF(items);
+  return items;
+}
+
+static rsc_bval *d_iterator(dwalk *w, PyObject *v) {
+  PyObject *items = d_items(w, v, &T.iterator, 0);
+  if (!items) return NULL;
+  rsc_bval *it = d_keep(w, v, d_check(w, rsc_build_iterator(w->b)));
+  for (Py_ssize_t i = 0; it && i < PyList_GET_SIZE(items); i++) {
+    PyObject *x = PyList_GET_ITEM(items, i);
+    Py_INCREF(x);
+    rsc_bval *xv = d_at(w, x, ".items[", NULL, i, "]");
+    Py_DECREF(x);
+    if (!xv || d_ok(w, rsc_build_push(w->b, it, xv))) it = NULL;
+  }
+  Py_DECREF(items);
+  return it;
+}
+
+static rsc_bval *d_stream(dwalk *w, PyObject *v) {
+  static const char *const kinds[] = {"text", "bytes", "iterable", "iterator"};
+  const slotted *sl = &T.stream;
+  PyObject *kind = get_slot(v, sl, ST_KIND), *status = get_slot(v, sl, ST_STATUS);
+  int k = -1, done = 0, errored = 0;
+  for (int i = 0; i < 4 && kind && PyUnicode_Check(kind); i++)
+    if (PyUnicode_CompareWithASCIIString(kind, kinds[i]) == 0) k = i;
+  if (k < 0) return d_refuse(w, v, "a Stream's kind is text, bytes, iterable or iterator");
+  if (status && PyUnicode_Check(status)) {
+    done = PyUnicode_CompareWithASCIIString(status, "done") == 0;
+    errored = PyUnicode_CompareWithASCIIString(status, "errored") == 0;
+  }
+  if (!done && !errored) {
+    PyObject *why =
+        PyUnicode_FromFormat("a Stream %S has no end to write", status ? status : Py_None);
+    if (!why) return NULL;
+    d_refuse(w, v, PyUnicode_AsUTF8(why));
+    Py_DECREF(why);
+    return NULL;
+  }
+  PyObject *items = d_items(w, v, sl, ST_ITEMS);
+  if (!items) return NULL;
+  rsc_bval *s = d_keep(w, v, d_check(w, rsc_build_stream(w->b, (rsc_stream_kind)k)));
+  for (Py_ssize_t i = 0; s && i < PyList_GET_SIZE(items); i++) {
+    PyObject *x = PyList_GET_ITEM(items, i);
+    Py_INCREF(x);
+    rsc_bval *xv = NULL;
+    if (k == RSC_STREAM_BYTES) {
+      /* a byte stream's items are its bytes, not values with identity */
+      if (!d_push(w, ".items[", NULL, i, "]")) {
+        Py_buffer view;
+        if (!PyObject_CheckBuffer(x)) d_refuse(w, x, "a bytes Stream's items are bytes-like");
+        else if (PyObject_GetBuffer(x, &view, PyBUF_SIMPLE) == 0) {
+          xv = d_check(w, rsc_build_binary(w->b, RSC_UINT8, view.buf, (size_t)view.len));
+          PyBuffer_Release(&view);
+        }
+        d_pop(w);
+      }
+    } else {
+      xv = d_at(w, x, ".items[", NULL, i, "]");
+    }
+    Py_DECREF(x);
+    if (!xv || d_ok(w, rsc_builder_stream_push(w->b, s, xv))) s = NULL;
+  }
+  Py_DECREF(items);
+  if (!s) return NULL;
+  if (errored) {
+    const char *digest;
+    PyObject *hold, *reason = get_slot(v, sl, ST_REASON);
+    Py_XINCREF(reason);
+    int bad =
+        d_digest(w, reason, &digest, &hold) || d_ok(w, rsc_builder_stream_error(w->b, s, digest));
+    Py_XDECREF(hold);
+    Py_XDECREF(reason);
+    return bad ? NULL : s;
+  }
+  /* An async iterable's or iterator's return value; a ReadableStream has
+   * none (undefined). */
+  PyObject *value = get_slot(v, sl, ST_VALUE);
+  rsc_bval *ret = NULL;
+  if (value && value != T.undefined && (k == RSC_STREAM_ITERABLE || k == RSC_STREAM_ITERATOR)) {
+    Py_INCREF(value);
+    ret = d_at(w, value, ".value", NULL, -1, "");
+    Py_DECREF(value);
+    if (!ret) return NULL;
+  }
+  return d_ok(w, rsc_builder_stream_close(w->b, s, ret)) ? NULL : s;
+}
+
+/* A container's walk. Containers are remembered as they are made, before
+ * their items, so a cycle names the container; an element is made after
+ * its props, so one met again while it is walked holds itself. */
 static rsc_bval *d_container(dwalk *w, PyObject *v, int kind) {
+  switch (kind) {
+  case 0: return d_dict(w, v);
+  case 1: return d_list(w, v);
+  case 2: return d_map(w, v, 0);
+  case 3: return d_map(w, v, 1);
+  case 4: return d_set(w, v);
+  case 6: return d_form_data(w, v);
+  case 7: return d_iterator(w, v);
+  case 8: return d_stream(w, v);
+  default: break;
+  }
   for (size_t i = 0; i < w->n_open; i++)
     if (w->open[i] == v) return d_refuse(w, v, "a cycle (the value holds itself)");
   if (d_grow((void **)&w->open, &w->cap_open, w->n_open + 1, sizeof *w->open)) return NULL;
   w->open[w->n_open++] = v;
-  rsc_bval *r;
-  switch (kind) {
-  case 0: r = d_dict(w, v); break;
-  case 1: r = d_list(w, v); break;
-  case 2: r = d_map(w, v, 0); break;
-  case 3: r = d_map(w, v, 1); break;
-  case 4: r = d_set(w, v); break;
-  default: r = d_element(w, v); break;
-  }
+  rsc_bval *r = d_keep(w, v, d_element(w, v));
   w->n_open--;
   return r;
 }
@@ -594,6 +870,8 @@ static rsc_bval *d_value(dwalk *w, PyObject *v) {
     Py_XDECREF(hold);
     return r;
   }
+  rsc_bval *seen = d_seen(w, v);
+  if (seen) return seen;
   int kind = -1;
   if (t == &PyDict_Type) kind = 0;
   else if (t == &PyList_Type || t == &PyTuple_Type) kind = 1;
@@ -601,6 +879,9 @@ static rsc_bval *d_value(dwalk *w, PyObject *v) {
   else if (t == (PyTypeObject *)T.map) kind = 2;
   else if (t == (PyTypeObject *)T.map_pairs) kind = 3;
   else if (t == &PySet_Type || t == &PyFrozenSet_Type || t == (PyTypeObject *)T.set_items) kind = 4;
+  else if (t == (PyTypeObject *)T.form_data) kind = 6;
+  else if (t == T.iterator.tp) kind = 7;
+  else if (t == T.stream.tp) kind = 8;
   if (kind >= 0) {
     w->depth++;
     rsc_bval *r = d_container(w, v, kind);
@@ -624,19 +905,23 @@ static rsc_bval *d_value(dwalk *w, PyObject *v) {
   }
   int is_error = PyObject_IsInstance(v, T.server_error);
   if (is_error < 0) return NULL;
-  if (is_error) return d_check(w, rsc_build_error(b));
+  if (is_error) return d_keep(w, v, d_check(w, rsc_build_error(b)));
   if (t == T.client_ref.tp) return d_client_ref(w, v);
-  if (t == T.lazy.tp) return d_thenable(w, v, &T.lazy, 1);
-  if (t == T.promise.tp) return d_thenable(w, v, &T.promise, 0);
+  if (t == T.lazy.tp) return d_keep(w, v, d_thenable(w, v, &T.lazy, 1));
+  if (t == T.promise.tp) return d_keep(w, v, d_thenable(w, v, &T.promise, 0));
+  if (t == T.server_ref.tp) return d_keep(w, v, d_server_ref(w, v));
+  if (t == T.blob.tp) return d_keep(w, v, d_blob(w, v));
   for (int k = 0; k < 13; k++)
-    if (T.typed[k] && t == (PyTypeObject *)T.typed[k]) return d_binary(w, v, (rsc_binary_kind)k);
-  if (t == &PyBytes_Type || t == &PyByteArray_Type) return d_binary(w, v, RSC_ARRAY_BUFFER);
+    if (T.typed[k] && t == (PyTypeObject *)T.typed[k])
+      return d_keep(w, v, d_binary(w, v, (rsc_binary_kind)k));
+  if (t == &PyBytes_Type || t == &PyByteArray_Type)
+    return d_keep(w, v, d_binary(w, v, RSC_ARRAY_BUFFER));
   if (t == &PyMemoryView_Type) {
     PyObject *data = PyObject_CallMethod(v, "tobytes", NULL);
     if (!data) return NULL;
     rsc_bval *r = d_binary(w, data, RSC_DATA_VIEW);
     Py_DECREF(data);
-    return r;
+    return d_keep(w, v, r);
   }
   return d_refuse(w, v, NULL);
 }
@@ -700,26 +985,13 @@ static int d_settle(dwalk *w, dout *o) {
           Py_DECREF(val);
           err = !x || d_ok(w, rsc_builder_resolve(w->b, l->p, x));
         } else {
-          PyObject *reason = get_slot(l->thenable, s, TH_REASON), *d = NULL, *hold = NULL;
+          PyObject *reason = get_slot(l->thenable, s, TH_REASON), *hold = NULL;
           const char *digest = NULL;
-          if (reason) {
-            d = PyObject_GetAttr(reason, T.s_digest);
-            if (!d) {
-              if (PyErr_ExceptionMatches(PyExc_AttributeError)) PyErr_Clear();
-              else err = 1;
-            }
-          }
-          if (!err && d && PyUnicode_Check(d)) {
-            if (d_push(w, ".reason.digest", NULL, -1, "")) err = 1;
-            else {
-              digest = d_cstr(w, d, &hold);
-              d_pop(w);
-              err = !digest;
-            }
-          }
-          if (!err) err = d_ok(w, rsc_builder_reject(w->b, l->p, digest));
+          Py_XINCREF(reason);
+          err = d_digest(w, reason, &digest, &hold) ||
+                d_ok(w, rsc_builder_reject(w->b, l->p, digest));
           Py_XDECREF(hold);
-          Py_XDECREF(d);
+          Py_XDECREF(reason);
         }
       }
       Py_XDECREF(l->where);
@@ -763,6 +1035,9 @@ done:
     Py_DECREF(w.later[i].thenable);
   }
   Py_XDECREF(w.base);
+  for (size_t i = 0; i < w.cap_memo; i++) Py_XDECREF(w.memo_keys[i]);
+  free(w.memo_keys);
+  free(w.memo_vals);
   free(w.later);
   free(w.path);
   free(w.open);

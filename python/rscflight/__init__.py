@@ -294,26 +294,33 @@ def dumps(value, *, bundler="webpack"):
     for what React's servers write (tests/encode-known.txt lists the few
     exceptions); its value is not read.
 
-    Any other value goes through the builder (rsc_build_*): the types
-    ``loads`` returns (None, bool, int, float, str, list, dict, undefined,
-    BigInt, datetime and DateString, Symbol, Element, ClientReference,
-    Lazy and Promise that fulfilled or rejected (their rows follow the one
-    that holds them, as Suspense streams them), Map and MapPairs, set and
-    SetItems, bytes/bytearray (ArrayBuffer), memoryview (DataView), the
-    typed arrays, ServerError (an Error, written as production servers do,
-    without its message)), and tuple and frozenset. An element's type that
-    is a ClientReference is written as React writes it, and decodes to a
-    Lazy of the reference, as React's client makes it (such a Lazy is
-    written back as the reference). A Lazy that is a row's whole value (the
-    root, a Promise's or Lazy's value) is written in place, as React's
-    server waits for it. ``loads(dumps(x))``
-    then equals x as a value. A value that appears in two places is
-    written in each (identity is not kept, but for the I row a client
-    reference shares); a value that holds itself, a Lazy or Promise not
-    settled, an int no double holds, a ClientReference with an int id or
-    chunk (webpack's numeric ids) or an import map, and the kinds no host writes (ServerReference,
-    TemporaryReference, FormData, Blob, Iterator, Stream, Function...) raise
-    TypeError naming the value's type and where it sits ("value['a'][0]").
+    Any other value goes through the builder (rsc_build_*), walked in C
+    (python/_dumps.c): the types ``loads`` returns (None, bool, int, float,
+    str, list, dict, undefined, BigInt, datetime and DateString, Symbol,
+    Element, ClientReference, ServerReference (its id and bound list or
+    None: an outlined {id, bound} row), Lazy and Promise that fulfilled or
+    rejected (their rows follow the one that holds them, as Suspense
+    streams them), Map and MapPairs, set and SetItems, FormData, Blob,
+    Iterator, Stream that ended (done or errored; its items and end in rows
+    after the one that holds it), bytes/bytearray (ArrayBuffer), memoryview
+    (DataView), the typed arrays, ServerError (an Error, written as
+    production servers do, without its message)), and tuple and frozenset.
+    An element's type that is a ClientReference is written as React writes
+    it, and decodes to a Lazy of the reference, as React's client makes it
+    (such a Lazy is written back as the reference). A Lazy that is a row's
+    whole value (the root, a Promise's or Lazy's value) is written in place,
+    as React's server waits for it. A value with identity (a container,
+    Element, binary value, Blob, FormData, Iterator, Stream...) that appears
+    in two places is written once and named in the other ("$0:a:1", as
+    React's server dedupes), so ``loads(dumps(x))`` equals x as a value,
+    shared values and cycles included (an element that names a value of its
+    own row decodes to a fulfilled Lazy of it, as in React's client). An
+    element that holds itself, a Lazy or Promise not settled, a Stream
+    still open, an int no double holds, a ClientReference with an int id or
+    chunk (webpack's numeric ids) or an import map, and the kinds no host
+    writes (TemporaryReference, Function...) raise TypeError naming the
+    value's type and where it sits ("value['a'][0]"); a value nested deeper
+    than 4096 levels raises ValueError.
 
     bundler: the I rows' shape; the builder writes webpack's only (a
     Payload keeps the bundler it was decoded with).

@@ -223,17 +223,29 @@ def _dumps_values():
         R.Element("div", "k", {"children": [R.Element(ref, None, {}), "t" * 2000]}),
         [R.Lazy(status="fulfilled", value={"a": R.Promise(status="fulfilled", value=[1])}),
          R.Promise(status="rejected", reason=R.ServerError("x", digest="d"))],
+        [R.ServerReference("m#a", [1]), R.FormData([("a", "b"), ("f", R.Blob("t", b"x"))]),
+         R.Iterator([1]), R.Stream("text", ["a", {"b": 1}], status="done", value=R.undefined),
+         R.Stream("bytes", [b"\x01"], status="done", value=R.undefined),
+         R.Stream("iterator", [1], status="done", value=[2]),
+         R.Stream("iterable", [], status="errored", reason=R.ServerError("x", digest="d"))],
     ]
     cyc = []
     cyc.append({"self": cyc})
+    shared = {"a": [1]}
+    ok.append([shared, shared, cyc])
+    el = R.Element("a", None, {})
+    el.props["c"] = [el]
     bad = [object(), {"a": [1, R.TemporaryReference("x")]}, {1: "a"}, [2 ** 80 + 1],
            [R.Lazy(status="pending")], R.Element(R.Element("a", None, {}), None, {}),
-           R.ClientReference("a", ["b\0"], "x"), R.ClientReference(5, [], "x"), cyc,
-           R.MapPairs([(1, 2, 3)]), R.Element("a", 5, {})]
+           R.ClientReference("a", ["b\0"], "x"), R.ClientReference(5, [], "x"), el,
+           R.MapPairs([(1, 2, 3)]), R.Element("a", 5, {}), R.Stream("text"),
+           R.ServerReference("x", 5), R.FormData([("a", 1)]), R.Blob("t", 5),
+           R.Stream("bytes", [1], status="done")]
     return ok, bad
 
 
-def _dumps_one(i, ok, bad):
+def _dumps_one(i):
+    ok, bad = _dumps_values()  # made anew: a reference kept would keep them alive
     R.dumps(ok[i % len(ok)])
     try:
         R.dumps(bad[i % len(bad)])
@@ -242,19 +254,18 @@ def _dumps_one(i, ok, bad):
 
 
 def test_dumps_does_not_leak():
-    ok, bad = _dumps_values()
     for i in range(300):
-        _dumps_one(i, ok, bad)
+        _dumps_one(i)
     gc.collect()
     objs0 = len(gc.get_objects())
     tracemalloc.start()
     try:
         for i in range(300):
-            _dumps_one(i, ok, bad)
+            _dumps_one(i)
         gc.collect()
         before = tracemalloc.get_traced_memory()[0]
         for i in range(3000):
-            _dumps_one(i, ok, bad)
+            _dumps_one(i)
         gc.collect()
         after = tracemalloc.get_traced_memory()[0]
     finally:
