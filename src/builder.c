@@ -2,16 +2,19 @@
  * Flight" API of rscflight.h), as React 19.3.1's server
  * (ReactFlightServer.js, react-server-dom-webpack for Node) writes them.
  *
- * Values are a tree of rsc_bval (each value with identity has at most one
- * parent, so a root without a parent reaches no cycle). Writing follows
- * React's tasks: a task is a row id and the model it writes; the root is
- * task 0. Rendering a model writes its JSON into the row's own text and
- * emits, as they are met, the rows React emits at once: T rows, binary
- * rows, outlined Map and Set rows (into the regular rows, so they come
- * before the row that names them), I rows, their outlined strings and
- * symbols (into the import rows), E rows (into the error rows). Lazies and promises
- * settled later, elements deferred after 3200 units of text in one row
- * (React's serializedSize), and promises already settled become tasks of
+ * Values are a graph of rsc_bval: a value with identity placed twice is
+ * written once and named from then on by where it was written (a refnode:
+ * React's writtenObjects), so shared values and cycles are written as
+ * React writes them. Writing follows React's tasks: a task is a row id and
+ * the model it writes; the root is task 0. Rendering a model writes its
+ * JSON into the row's own text and emits, as they are met, the rows React
+ * emits at once: T rows, binary rows, outlined Map, Set, FormData,
+ * iterator and server reference rows, streams' R/r/X/x rows (into the
+ * regular rows, so they come before the row that names them), I rows,
+ * their outlined strings and symbols (into the import rows), E rows (into
+ * the error rows). Lazies and promises settled later, elements deferred
+ * after 3200 units of text in one row (React's serializedSize), promises
+ * already settled, Blobs' rows and streams' items and ends become tasks of
  * the next batch, as React pings them for its next performWork. A flush
  * runs batches until none is ready, writing each batch's import, regular
  * then error rows, as flushCompletedChunks does.
