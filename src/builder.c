@@ -549,11 +549,12 @@ static const refnode *ref_new(rsc_builder *b, const refnode *up, int64_t id, con
 /* A row's value: "$<id>". */
 static const refnode *ref_row(rsc_builder *b, int64_t id) { return ref_new(b, NULL, id, NULL, 0); }
 
-/* The node of a value at a slot: none when its parent has none or the key
- * holds a ":" (a path could not name it). */
-static const refnode *ref_at(rsc_builder *b, const slot *at) {
-  if (!at || !at->up || (at->key && memchr(at->key, ':', at->klen))) return NULL;
-  return ref_new(b, at->up, 0, at->key, at->klen);
+/* The node of a value at a slot into *out: none when its parent has none
+ * or the key holds a ":" (a path could not name it). false: no memory. */
+static bool ref_at(rsc_builder *b, const slot *at, const refnode **out) {
+  *out = NULL;
+  if (!at || !at->up || (at->key && memchr(at->key, ':', at->klen))) return true;
+  return (*out = ref_new(b, at->up, 0, at->key, at->klen)) != NULL;
 }
 
 static void put_path(rsc_text *t, const refnode *r) {
@@ -1041,7 +1042,7 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot, cons
       put_node(t, v->ref);
       b->depth--;
       return 0;
-    } else if (at && at->up && !(v->ref = ref_at(b, at)) && b->status == RSC_ERR_NOMEM) {
+    } else if (!ref_at(b, at, &v->ref)) {
       return RSC_ERR_NOMEM;
     }
   }

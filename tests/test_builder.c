@@ -440,14 +440,14 @@ static void *b_realloc(void *ctx, void *p, size_t old, size_t n) {
 }
 static void b_free(void *ctx, void *p) { free(p); }
 
-Test(builder, every_allocation_failure_is_an_error_code) {
-  /* the "page" tree: built under a budget of k allocations for every k
-   * until it fits; each run either fails with a code or writes the bytes
-   * it writes without a budget */
+/* A tree built under a budget of k allocations for every k until it fits;
+ * each run either fails with a code or writes the bytes it writes without a
+ * budget. */
+static void under_every_budget(const char *name, int min_failures) {
   const builder_tree *page = NULL;
   for (size_t i = 0; i < bt_count; i++)
-    if (!strcmp(bt_trees[i].name, "page")) page = &bt_trees[i];
-  cr_assert_not_null(page);
+    if (!strcmp(bt_trees[i].name, name)) page = &bt_trees[i];
+  cr_assert_not_null(page, "%s", name);
   size_t want_len;
   rsc_status s;
   char *want = bt_write(page, &want_len, &s);
@@ -469,13 +469,63 @@ Test(builder, every_allocation_failure_is_an_error_code) {
       cr_expect(!memcmp(o.p, want, want_len), "budget %ld", k);
       done = true;
     } else {
-      cr_expect(s == RSC_ERR_NOMEM, "budget %ld: %s", k, rsc_status_name(s));
+      cr_expect(s == RSC_ERR_NOMEM, "%s, budget %ld: %s", name, k, rsc_status_name(s));
       failures++;
     }
     free(o.p);
     rsc_builder_free(b);
   }
-  cr_expect(done);
-  cr_expect_gt(failures, 50);
+  cr_expect(done, "%s", name);
+  cr_expect_gt(failures, min_failures, "%s", name);
   free(want);
+}
+
+Test(builder, every_allocation_failure_is_an_error_code) {
+  under_every_budget("page", 50);
+  const char *more[] = {"shared",         "cycle",       "server_refs",      "form_data_file",
+                        "blobs",          "text_stream", "byte_stream",      "stream_error",
+                        "async_iterator", "iterators",   "shared_in_promise"};
+  for (size_t i = 0; i < sizeof more / sizeof *more; i++) under_every_budget(more[i], 5);
+}
+
+Test(builder, streams_and_the_new_kinds_refuse_misuse) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  cr_expect_null(rsc_build_stream(b, (rsc_stream_kind)9));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_BAD_VALUE);
+  rsc_bval *bytes = rsc_build_stream(b, RSC_STREAM_BYTES),
+           *text = rsc_build_stream(b, RSC_STREAM_TEXT),
+           *it = rsc_build_stream(b, RSC_STREAM_ITERATOR), *s = rsc_build_string(b, "s", 1);
+  cr_expect_eq(rsc_builder_stream_push(b, bytes, s), RSC_ERR_STATE); /* bytes only */
+  cr_expect_eq(rsc_builder_stream_close(b, text, s), RSC_ERR_STATE); /* no return value */
+  cr_expect_eq(rsc_builder_stream_push(b, s, s), RSC_ERR_STATE);     /* not a stream */
+  cr_expect_eq(rsc_builder_stream_close(b, it, s), RSC_OK);
+  cr_expect_eq(rsc_builder_stream_push(b, it, s), RSC_ERR_STATE); /* ended */
+  cr_expect_eq(rsc_builder_stream_error(b, it, "d"), RSC_ERR_STATE);
+  cr_expect_null(rsc_build_server_ref(b, "a#b", 3, rsc_build_object(b))); /* bound: an array */
+  cr_expect_null(rsc_build_blob(b, "t", 1, NULL, 3));
+  rsc_bval *f = rsc_build_form_data(b);
+  cr_expect_eq(rsc_build_form_append(b, f, "n", 1, rsc_build_number(b, 1)), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_form_append(b, s, "n", 1, s), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_push(b, rsc_build_iterator(b), s), RSC_OK);
+  rsc_builder_free(b);
+
+  /* an open stream is pending until it ends; its items follow as pushed */
+  b = rsc_builder_new(NULL);
+  rsc_bval *st = rsc_build_stream(b, RSC_STREAM_ITERABLE), *root = rsc_build_array(b);
+  cr_expect_eq(rsc_build_push(b, root, st), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, root, st), RSC_OK);
+  cr_expect_eq(rsc_builder_root(b, root), RSC_OK);
+  out o = OUT;
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "1:X\n0:[\"$1\",\"$1\"]\n");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_expect_eq(rsc_builder_stream_push(b, st, rsc_build_number(b, 1)), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "1:1\n");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_expect_eq(rsc_builder_stream_close(b, st, rsc_build_null(b)), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "2:null\n1:C\"$2\"\n");
+  cr_expect_eq(rsc_builder_pending(b), 0);
+  rsc_builder_free(b);
 }
