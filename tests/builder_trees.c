@@ -815,264 +815,259 @@ static rsc_status t_cycle(rsc_builder *b, rsc_write_fn write, void *ctx) {
   "{\"$\":\"server_ref\",\"id\":\"app/actions.js#" id "\",\"bound\":" bound "}"
 #define UNDEF "{\"$\":\"undefined\"}"
 
-const builder_tree bt_trees[] =
-    {
-        {"primitives", t_primitives,
-         "{\"ok\":[null,true,false,0,{\"$\":\"-0\"},1.5,1e21,-2.5e-7,{\"$\":\"NaN\"},"
-         "{\"$\":\"Infinity\"},{\"$\":\"-Infinity\"},{\"$\":\"undefined\"},\"a\",\"$x\",\"\","
-         "\"\xc3\xa9\\n\\\"\xe2\x80\xa8\",{\"$\":\"bigint\",\"v\":\"12345678901234567890\"},"
-         "{\"$\":\"bigint\",\"v\":\"-5\"},{\"$\":\"Date\",\"v\":\"1970-01-01T00:00:00.000Z\"},"
-         "{\"$\":\"symbol\",\"v\":\"react.x\"}]}",
-         NULL, 1},
-        {"long_strings", t_long_strings, NULL, d_long_strings, 1},
-        {"key_order", t_key_order,
-         "{\"ok\":{\"1\":4,\"2\":2,\"b\":1,\"a\":3,\"01\":5,\"4294967295\":6}}", NULL, 1},
-        {"elements", t_elements,
-         "{\"ok\":" ELEM("\"div\"", "null",
-                         "{\"className\":\"a\",\"children\":[\"x\"," ELEM(
-                             "\"span\"", "\"k\"",
-                             "{\"children\":\"y\"}") "," ELEM("\"i\"", "\"$k\"", "{}") "]}") "}",
-         NULL, 1},
-        {"client_refs", t_client_refs,
-         "{\"ok\":" ELEM(
-             "\"main\"", "null",
-             "{\"children\":[" ELEM(LAZY(BUTTON), "null", "{\"label\":\"one\"}") "," ELEM(
-                 LAZY(COUNTER), "null",
-                 "{}") "," ELEM(LAZY(BUTTON), "null",
-                                "{\"label\":\"two\",\"of\":" BUTTON
-                                "}") "," ELEM(LAZY(THING), "null",
-                                              "{}") "," ELEM(LAZY(COUNTER), "null", "{}") "]}") "}",
-         NULL, 1},
-        {"map_of_sets", t_map_of_sets,
-         "{\"ok\":{\"m\":{\"$\":\"Map\",\"entries\":[[\"a\",{\"$\":\"Set\",\"values\":[1,2]}],"
-         "[{\"k\":1},{\"$\":\"Set\",\"values\":[]}]]},\"s\":{\"$\":\"Set\",\"values\":[\"x\"]}}}",
-         NULL, 1},
-        {"binary", t_binary,
-         "{\"ok\":[{\"$\":\"ArrayBuffer\",\"base64\":\"AAA=\"},{\"$\":\"Int8Array\",\"base64\":\"/"
-         "w==\"},"
-         "{\"$\":\"Uint8Array\",\"base64\":\"AQIK\"},{\"$\":\"Uint8ClampedArray\",\"base64\":\"/"
-         "w==\"},"
-         "{\"$\":\"Int16Array\",\"base64\":\"/v8=\"},{\"$\":\"Uint16Array\",\"base64\":\"AwA=\"},"
-         "{\"$\":\"Int32Array\",\"base64\":\"/P///"
-         "w==\"},{\"$\":\"Uint32Array\",\"base64\":\"BQAAAA==\"},"
-         "{\"$\":\"Float32Array\",\"base64\":\"AADAPw==\"},"
-         "{\"$\":\"Float64Array\",\"base64\":\"AAAAAAAA0L8=\"},"
-         "{\"$\":\"BigInt64Array\",\"base64\":\"+v////////8=\"},"
-         "{\"$\":\"BigUint64Array\",\"base64\":\"BwAAAAAAAAA=\"},{\"$\":\"DataView\",\"base64\":"
-         "\"AAAA\"}]}",
-         NULL, 1},
-        {"error_value", t_error_value, "{\"ok\":{\"e\":" ERRZ "}}", NULL, 1},
-        {"suspense", t_suspense,
-         "{\"ok\":" ELEM(SUSPENSE, "null",
-                         "{\"fallback\":\"loading\",\"children\":" LAZY(
-                             ELEM("\"b\"", "null", "{\"children\":\"late\"}")) "}") "}",
-         NULL, 1},
-        {"rejected", t_rejected,
-         "{\"ok\":" ELEM("\"div\"", "null",
-                         "{\"children\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR(
-                             "dg") "}}") "}",
-         NULL, 1},
-        {"promise", t_promise,
-         "{\"ok\":{\"p\":" PROMISE_OK(
-             "{\"v\":1}") ",\"q\":{\"$\":\"promise\",\"status\":\"rejected\","
-                          "\"reason\":" ERR("dg") "}}}",
-         NULL, 1},
-        {"nested_suspense", t_nested_suspense,
-         "{\"ok\":" ELEM(SUSPENSE, "null",
-                         "{\"fallback\":null,\"children\":" LAZY(
-                             ELEM("\"section\"", "null",
-                                  "{\"children\":" LAZY(ELEM(
-                                      "\"em\"", "null", "{\"children\":\"inner\"}")) "}")) "}") "}",
-         NULL, 1},
-        {"deferred", t_deferred, NULL, d_deferred, 1},
-        {"server_refs", t_server_refs,
-         "{\"ok\":{\"a\":" SREF("save", "null") ",\"again\":" SREF("save", "null") ",\"b\":" SREF(
-             "save", "[1,\"x\"]") ",\"c\":" SREF("other", "null") "}}",
-         NULL, 1},
-        {"form_data", t_form_data,
-         "{\"ok\":{\"f\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"],[\"a\",\"c\"],[\"n\",\"1\"]"
-         "]}}}",
-         NULL, 1},
-        {"form_data_file", t_form_data_file,
-         "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"],[\"file\",{\"$\":\"Blob\","
-         "\"type\":"
-         "\"text/x\",\"base64\":\"eno=\"}]]}}",
-         NULL, 1},
-        {"blobs", t_blobs,
-         "{\"ok\":{\"a\":{\"$\":\"Blob\",\"type\":\"text/plain\",\"base64\":\"aGVsbG8gd29ybGQ=\"},"
-         "\"b\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"\"},\"c\":{\"$\":\"Blob\",\"type\":\"\","
-         "\"base64\":\"eHk=\"}}}",
-         NULL, 1},
-        {"text_stream", t_text_stream,
-         "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"a\",{\"x\":1},"
-         "\"b\"],"
-         "\"end\":{\"done\":" UNDEF "}}}}",
-         NULL, 1},
-        {"byte_stream", t_byte_stream,
-         "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"bytes\",\"base64\":\"AQID\",\"end\":{"
-         "\"done\":" UNDEF "}}}}",
-         NULL, 1},
-        /* A ReadableStream that errors drops the items not read yet. */
-        {"stream_error", t_stream_error,
-         "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{"
-         "\"error\":" ERR("dg") "}}}}",
-         NULL, 1},
-        {"async_iterator", t_async_iterator,
-         "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[1,{\"a\":2}],\"end\":{\"done\":"
-         "\"done\"}}}}",
-         NULL, 1},
-        {"async_iterable", t_async_iterable,
-         "{\"ok\":{\"it\":{\"$\":\"AsyncIterable\",\"items\":[\"x\",\"y\"],\"end\":{\"done\":" UNDEF
-         "}}}}",
-         NULL, 1},
-        {"iterators", t_iterators,
-         "{\"ok\":{\"it\":{\"$\":\"Iterator\",\"items\":[1,{\"a\":2}]},\"arr\":{\"$\":\"Iterator\","
-         "\"items\":[1]}}}",
-         NULL, 1},
-        {"shared", t_shared,
-         "{\"ok\":{\"x\":{\"a\":1},\"y\":[" REF("/ok/x") ",2],\"z\":[" REF("/ok/x") "," REF(
-             "/ok/y") "," ELEM("\"i\"", "null",
-                               "{}") "," REF("/ok/z/2") ",{\"$\":\"Map\",\"entries\":"
-                                                        "[[1,2]]}," REF(
-                                                            "/ok/z/4") "],\"w\":{"
-                                                                       "\"deep\":{"
-                                                                       "\"o\":" REF(
-                                                                           "/ok/x") "}"
-                                                                                    "}"
-                                                                                    ","
-                                                                                    "\"k:"
-                                                                                    "1\":"
-                                                                                    "{"
-                                                                                    "\"b\":2},"
-                                                                                    "\"t\":{\"b\":"
-                                                                                    "2}}}",
-         NULL, 1},
-        /* The element names its own row: React's client makes it a lazy. */
-        {"shared_in_element", t_shared_in_element,
-         "{\"ok\":" LAZY(
-             ELEM("\"div\"", "null",
-                  "{\"a\":{\"a\":1},\"b\":" REF("/ok/value/props/a") ",\"children\":[" REF(
-                      "/ok/value/props/a") "]}")) "}",
-         NULL, 1},
-        {"shared_in_promise", t_shared_in_promise,
-         "{\"ok\":{\"x\":{\"a\":1},\"p\":{\"$\":\"promise\",\"status\":\"fulfilled\","
-         "\"value\":" REF("/ok/x") "},\"q\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":"
-                                   "[" REF("/ok/x") ",{"
-                                                    "\"k\":" REF("/ok/x") "}]}}}",
-         NULL, 1},
-        {"shared_binary", t_shared_binary,
-         "{\"ok\":[{\"$\":\"Uint8Array\",\"base64\":\"AQ==\"}," REF(
-             "/ok/0") ",{\"$\":\"Set\","
-                      "\"values\":[" REF("/ok/0") "]}," REF(
-                          "/ok/2") ",{\"m\":{\"$\":\"Map\",\"entries\":[[\"k\"," REF("/ok/0") "]]}}"
-                                                                                              "]}",
-         NULL, 1},
-        {"cycle", t_cycle,
-         "{\"ok\":{\"n\":1,\"self\":" REF("/ok") ",\"list\":[" REF("/ok") ",[" REF("/ok") "]]}}",
-         NULL, 1},
-        {"empty_object", t_empty_object, "{\"ok\":{}}", NULL, 0},
-        {"string_root", t_string_root, "{\"ok\":\"hello\"}", NULL, 0},
-        {"long_string_root", t_long_string_root, NULL, d_long_string_root, 0},
-        {"dollar_strings", t_dollar_strings,
-         "{\"ok\":[\"$\",\"$$\",\"$L1\",\"$@0\",\"$undefined\",{\"$k\":\"$\"}]}", NULL, 0},
-        {"unicode", t_unicode, NULL, d_unicode, 0},
-        {"deep_arrays", t_deep_arrays, NULL, d_deep_arrays, 0},
-        {"map_keys", t_map_keys,
-         "{\"ok\":{\"$\":\"Map\",\"entries\":[[1,\"one\"],[null,\"null\"],[[2],{}],"
-         "[{\"$\":\"undefined\"},true],[{\"$\":\"bigint\",\"v\":\"9\"},"
-         "{\"$\":\"Date\",\"v\":\"2024-02-29T12:00:00.000Z\"}]]}}",
-         NULL, 0},
-        {"set_of_maps", t_set_of_maps,
-         "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Map\",\"entries\":[[\"a\",1]]},"
-         "{\"$\":\"Map\",\"entries\":[]},{\"$\":\"Map\",\"entries\":[[\"s\",{\"$\":\"Set\","
-         "\"values\":[{\"$\":\"Map\",\"entries\":[[0,0]]}]}]]}]}}",
-         NULL, 0},
-        {"shared_client_refs", t_shared_client_refs,
-         "{\"ok\":" ELEM(
-             "\"ul\"", "null",
-             "{\"children\":[" ELEM(LAZY(COUNTER), "null", "{\"n\":0}") "," ELEM(
-                 LAZY(COUNTER), "null",
-                 "{\"n\":1}") "," ELEM(LAZY(COUNTER), "null",
-                                       "{\"n\":2}") "," ELEM(LAZY("{\"$\":\"client_ref\",\"id\":"
-                                                                  "\"app/"
-                                                                  "widgets/"
-                                                                  "Counter.js\",\"chunks\":["
-                                                                  "\"widgets\","
-                                                                  "\"widgets.0123456789.js\","
-                                                                  "\"extra\"]"
-                                                                  ",\"name\":\"Other\"}"),
-                                                             "null", "{}") ",{\"ref\":" COUNTER
-                                                                           "}]}") "}",
-         NULL, 0},
-        {"lazy_resolved_early", t_lazy_resolved_early,
-         "{\"ok\":" ELEM("\"div\"", "null",
-                         "{\"children\":" ELEM("\"p\"", "null", "{\"children\":\"now\"}") "}") "}",
-         NULL, 0},
-        {"promise_resolved_early", t_promise_resolved_early,
-         "{\"ok\":{\"p\":" PROMISE_OK("[\"x\",2]") "}}", NULL, 0},
-        {"promise_rejected_early", t_promise_rejected_early,
-         "{\"ok\":{\"p\":{\"$\":\"promise\",\"status\":\"rejected\",\"reason\":" ERR(
-             "quote\\\"d") "},\"l\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR("") "}"
-                                                                                                 "}"
-                                                                                                 "}",
-         NULL, 0},
-        {"suspense_out_of_order", t_suspense_out_of_order,
-         "{\"ok\":" ELEM("\"div\"", "null",
-                         "{\"children\":[" SUS(ILAZY("a")) "," SUS(
-                             "{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR(
-                                 "b-failed") "}") "," SUS(ILAZY("c")) "]}") "}",
-         NULL, 0},
-        {"lazy_chain", t_lazy_chain, "{\"ok\":[" LAZY("\"c\"") "," LAZY("\"e\"") "]}", NULL, 0},
-        {"lazy_to_map", t_lazy_to_map,
-         "{\"ok\":{\"data\":" LAZY("{\"$\":\"Map\",\"entries\":[[\"k\",{\"$\":\"Set\",\"values\":["
-                                   "\"v\"]}]]}") "}}",
-         NULL, 0},
-        {"lazy_long_text", t_lazy_long_text, NULL, d_lazy_long_text, 0},
-        {"scalars_mix", t_scalars_mix,
-         "{\"ok\":{\"when\":{\"$\":\"Date\",\"v\":\"2001-09-09T01:46:40.000Z\"},\"big\":{\"$\":"
-         "\"bigint\","
-         "\"v\":\"-170141183460469231731687303715884105728\"},\"sym\":{\"$\":\"symbol\",\"v\":"
-         "\"app.token\"},\"sym2\":{\"$\":\"symbol\",\"v\":\"app.token\"},\"frag\":{\"$\":"
-         "\"symbol\","
-         "\"v\":\"react.fragment\"},\"err\":" ERRZ "}}",
-         NULL, 0},
-        {"undefined_members", t_undefined_members,
-         "{\"ok\":{\"b\":[{\"$\":\"undefined\"},null],\"c\":" ELEM("\"x\"", "null", "{}") "}}",
-         NULL, 0},
-        {"many_promises", t_many_promises, NULL, d_many_promises, 0},
-        {"binary_in_map", t_binary_in_map,
-         "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"img\",{\"$\":\"Uint8Array\",\"base64\":"
-         "\"iVBORw0KGgo=\"}],[\"inf\",{\"$\":\"Float32Array\",\"base64\":\"AACAfwAAgP8=\"}],"
-         "[\"none\",{\"$\":\"ArrayBuffer\",\"base64\":\"\"}]]}}",
-         NULL, 0},
-        {"fragment_and_keys", t_fragment_and_keys,
-         "{\"ok\":" ELEM(
-             "{\"$\":\"symbol\",\"v\":\"react.fragment\"}", "\"list\"",
-             "{\"children\":[" ELEM("\"li\"", "\"1\"", "{\"children\":\"one\"}") "," ELEM(
-                 "\"li\"", "\"2\"", "{\"children\":\"two\"}") "]}") "}",
-         NULL, 0},
-        {"numbers", t_numbers,
-         "{\"ok\":[0.1,1e-7,123456789012345680000,-1e300,5e-324,9007199254740991,-1,100]}", NULL,
-         0},
-        {"dollar_key", t_dollar_key,
-         "{\"ok\":{\"$\":\"object\",\"members\":{\"$\":\"d\",\"x\":{\"$\":\"object\",\"members\":"
-         "{\"$\":null}}}}}",
-         NULL, 0},
-        {"key_replaced", t_key_replaced, "{\"ok\":{\"a\":3,\"b\":2,\"\":\"empty\"}}", NULL, 0},
-        {"page", t_page,
-         "{\"ok\":" ELEM(
-             "\"html\"", "null",
-             "{\"children\":[" ELEM(LAZY(BUTTON), "null", "{\"label\":\"home\"}") "," ELEM(
-                 SUSPENSE, "null",
-                 "{\"fallback\":" ELEM(
-                     "\"p\"", "null",
-                     "{\"children\":\"loading\"}") ","
-                                                   "\"children\":" LAZY(ELEM(
-                                                       "\"ul\"", "null",
-                                                       "{\"children\":[" ITEM(0) "," ITEM(
-                                                           1) "," ITEM(2) "]}")) "}") "]}") "}",
-         NULL, 0},
-        {"deferred_many", t_deferred_many, NULL, d_deferred_many, 0},
+const builder_tree bt_trees[] = {
+    {"primitives", t_primitives,
+     "{\"ok\":[null,true,false,0,{\"$\":\"-0\"},1.5,1e21,-2.5e-7,{\"$\":\"NaN\"},"
+     "{\"$\":\"Infinity\"},{\"$\":\"-Infinity\"},{\"$\":\"undefined\"},\"a\",\"$x\",\"\","
+     "\"\xc3\xa9\\n\\\"\xe2\x80\xa8\",{\"$\":\"bigint\",\"v\":\"12345678901234567890\"},"
+     "{\"$\":\"bigint\",\"v\":\"-5\"},{\"$\":\"Date\",\"v\":\"1970-01-01T00:00:00.000Z\"},"
+     "{\"$\":\"symbol\",\"v\":\"react.x\"}]}",
+     NULL, 1},
+    {"long_strings", t_long_strings, NULL, d_long_strings, 1},
+    {"key_order", t_key_order,
+     "{\"ok\":{\"1\":4,\"2\":2,\"b\":1,\"a\":3,\"01\":5,\"4294967295\":6}}", NULL, 1},
+    {"elements", t_elements,
+     "{\"ok\":" ELEM("\"div\"", "null",
+                     "{\"className\":\"a\",\"children\":[\"x\"," ELEM(
+                         "\"span\"", "\"k\"", "{\"children\":\"y\"}") "," ELEM("\"i\"", "\"$k\"",
+                                                                               "{}") "]}") "}",
+     NULL, 1},
+    {"client_refs", t_client_refs,
+     "{\"ok\":" ELEM(
+         "\"main\"", "null",
+         "{\"children\":[" ELEM(LAZY(BUTTON), "null", "{\"label\":\"one\"}") "," ELEM(
+             LAZY(COUNTER), "null",
+             "{}") "," ELEM(LAZY(BUTTON), "null",
+                            "{\"label\":\"two\",\"of\":" BUTTON
+                            "}") "," ELEM(LAZY(THING), "null", "{}") "," ELEM(LAZY(COUNTER), "null",
+                                                                              "{}") "]}") "}",
+     NULL, 1},
+    {"map_of_sets", t_map_of_sets,
+     "{\"ok\":{\"m\":{\"$\":\"Map\",\"entries\":[[\"a\",{\"$\":\"Set\",\"values\":[1,2]}],"
+     "[{\"k\":1},{\"$\":\"Set\",\"values\":[]}]]},\"s\":{\"$\":\"Set\",\"values\":[\"x\"]}}}",
+     NULL, 1},
+    {"binary", t_binary,
+     "{\"ok\":[{\"$\":\"ArrayBuffer\",\"base64\":\"AAA=\"},{\"$\":\"Int8Array\",\"base64\":\"/"
+     "w==\"},"
+     "{\"$\":\"Uint8Array\",\"base64\":\"AQIK\"},{\"$\":\"Uint8ClampedArray\",\"base64\":\"/"
+     "w==\"},"
+     "{\"$\":\"Int16Array\",\"base64\":\"/v8=\"},{\"$\":\"Uint16Array\",\"base64\":\"AwA=\"},"
+     "{\"$\":\"Int32Array\",\"base64\":\"/P///"
+     "w==\"},{\"$\":\"Uint32Array\",\"base64\":\"BQAAAA==\"},"
+     "{\"$\":\"Float32Array\",\"base64\":\"AADAPw==\"},"
+     "{\"$\":\"Float64Array\",\"base64\":\"AAAAAAAA0L8=\"},"
+     "{\"$\":\"BigInt64Array\",\"base64\":\"+v////////8=\"},"
+     "{\"$\":\"BigUint64Array\",\"base64\":\"BwAAAAAAAAA=\"},{\"$\":\"DataView\",\"base64\":"
+     "\"AAAA\"}]}",
+     NULL, 1},
+    {"error_value", t_error_value, "{\"ok\":{\"e\":" ERRZ "}}", NULL, 1},
+    {"suspense", t_suspense,
+     "{\"ok\":" ELEM(SUSPENSE, "null",
+                     "{\"fallback\":\"loading\",\"children\":" LAZY(
+                         ELEM("\"b\"", "null", "{\"children\":\"late\"}")) "}") "}",
+     NULL, 1},
+    {"rejected", t_rejected,
+     "{\"ok\":" ELEM(
+         "\"div\"", "null",
+         "{\"children\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR("dg") "}}") "}",
+     NULL, 1},
+    {"promise", t_promise,
+     "{\"ok\":{\"p\":" PROMISE_OK("{\"v\":1}") ",\"q\":{\"$\":\"promise\",\"status\":\"rejected\","
+                                               "\"reason\":" ERR("dg") "}}}",
+     NULL, 1},
+    {"nested_suspense", t_nested_suspense,
+     "{\"ok\":" ELEM(SUSPENSE, "null",
+                     "{\"fallback\":null,\"children\":" LAZY(
+                         ELEM("\"section\"", "null",
+                              "{\"children\":" LAZY(ELEM(
+                                  "\"em\"", "null", "{\"children\":\"inner\"}")) "}")) "}") "}",
+     NULL, 1},
+    {"deferred", t_deferred, NULL, d_deferred, 1},
+    {"server_refs", t_server_refs,
+     "{\"ok\":{\"a\":" SREF("save", "null") ",\"again\":" SREF("save", "null") ",\"b\":" SREF(
+         "save", "[1,\"x\"]") ",\"c\":" SREF("other", "null") "}}",
+     NULL, 1},
+    {"form_data", t_form_data,
+     "{\"ok\":{\"f\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"],[\"a\",\"c\"],[\"n\",\"1\"]"
+     "]}}}",
+     NULL, 1},
+    {"form_data_file", t_form_data_file,
+     "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"],[\"file\",{\"$\":\"Blob\","
+     "\"type\":"
+     "\"text/x\",\"base64\":\"eno=\"}]]}}",
+     NULL, 1},
+    {"blobs", t_blobs,
+     "{\"ok\":{\"a\":{\"$\":\"Blob\",\"type\":\"text/plain\",\"base64\":\"aGVsbG8gd29ybGQ=\"},"
+     "\"b\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"\"},\"c\":{\"$\":\"Blob\",\"type\":\"\","
+     "\"base64\":\"eHk=\"}}}",
+     NULL, 1},
+    {"text_stream", t_text_stream,
+     "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"a\",{\"x\":1},"
+     "\"b\"],"
+     "\"end\":{\"done\":" UNDEF "}}}}",
+     NULL, 1},
+    {"byte_stream", t_byte_stream,
+     "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"bytes\",\"base64\":\"AQID\",\"end\":{"
+     "\"done\":" UNDEF "}}}}",
+     NULL, 1},
+    /* A ReadableStream that errors drops the items not read yet. */
+    {"stream_error", t_stream_error,
+     "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{"
+     "\"error\":" ERR("dg") "}}}}",
+     NULL, 1},
+    {"async_iterator", t_async_iterator,
+     "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[1,{\"a\":2}],\"end\":{\"done\":"
+     "\"done\"}}}}",
+     NULL, 1},
+    {"async_iterable", t_async_iterable,
+     "{\"ok\":{\"it\":{\"$\":\"AsyncIterable\",\"items\":[\"x\",\"y\"],\"end\":{\"done\":" UNDEF
+     "}}}}",
+     NULL, 1},
+    {"iterators", t_iterators,
+     "{\"ok\":{\"it\":{\"$\":\"Iterator\",\"items\":[1,{\"a\":2}]},\"arr\":{\"$\":\"Iterator\","
+     "\"items\":[1]}}}",
+     NULL, 1},
+    {"shared", t_shared,
+     "{\"ok\":{\"x\":{\"a\":1},\"y\":[" REF("/ok/x") ",2],\"z\":[" REF("/ok/x") "," REF(
+         "/ok/y") "," ELEM("\"i\"", "null",
+                           "{}") "," REF("/ok/z/2") ",{\"$\":\"Map\",\"entries\":"
+                                                    "[[1,2]]}," REF(
+                                                        "/ok/z/4") "],\"w\":{"
+                                                                   "\"deep\":{"
+                                                                   "\"o\":" REF(
+                                                                       "/ok/x") "}"
+                                                                                "}"
+                                                                                ","
+                                                                                "\"k:"
+                                                                                "1\":"
+                                                                                "{"
+                                                                                "\"b\":2},"
+                                                                                "\"t\":{\"b\":"
+                                                                                "2}}}",
+     NULL, 1},
+    /* The element names its own row: React's client makes it a lazy. */
+    {"shared_in_element", t_shared_in_element,
+     "{\"ok\":" LAZY(ELEM("\"div\"", "null",
+                          "{\"a\":{\"a\":1},\"b\":" REF("/ok/value/props/a") ",\"children\":[" REF(
+                              "/ok/value/props/a") "]}")) "}",
+     NULL, 1},
+    {"shared_in_promise", t_shared_in_promise,
+     "{\"ok\":{\"x\":{\"a\":1},\"p\":{\"$\":\"promise\",\"status\":\"fulfilled\","
+     "\"value\":" REF("/ok/x") "},\"q\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":"
+                               "[" REF("/ok/x") ",{"
+                                                "\"k\":" REF("/ok/x") "}]}}}",
+     NULL, 1},
+    {"shared_binary", t_shared_binary,
+     "{\"ok\":[{\"$\":\"Uint8Array\",\"base64\":\"AQ==\"}," REF(
+         "/ok/0") ",{\"$\":\"Set\","
+                  "\"values\":[" REF("/ok/0") "]}," REF(
+                      "/ok/2") ",{\"m\":{\"$\":\"Map\",\"entries\":[[\"k\"," REF("/ok/0") "]]}}"
+                                                                                          "]}",
+     NULL, 1},
+    {"cycle", t_cycle,
+     "{\"ok\":{\"n\":1,\"self\":" REF("/ok") ",\"list\":[" REF("/ok") ",[" REF("/ok") "]]}}", NULL,
+     1},
+    {"empty_object", t_empty_object, "{\"ok\":{}}", NULL, 0},
+    {"string_root", t_string_root, "{\"ok\":\"hello\"}", NULL, 0},
+    {"long_string_root", t_long_string_root, NULL, d_long_string_root, 0},
+    {"dollar_strings", t_dollar_strings,
+     "{\"ok\":[\"$\",\"$$\",\"$L1\",\"$@0\",\"$undefined\",{\"$k\":\"$\"}]}", NULL, 0},
+    {"unicode", t_unicode, NULL, d_unicode, 0},
+    {"deep_arrays", t_deep_arrays, NULL, d_deep_arrays, 0},
+    {"map_keys", t_map_keys,
+     "{\"ok\":{\"$\":\"Map\",\"entries\":[[1,\"one\"],[null,\"null\"],[[2],{}],"
+     "[{\"$\":\"undefined\"},true],[{\"$\":\"bigint\",\"v\":\"9\"},"
+     "{\"$\":\"Date\",\"v\":\"2024-02-29T12:00:00.000Z\"}]]}}",
+     NULL, 0},
+    {"set_of_maps", t_set_of_maps,
+     "{\"ok\":{\"$\":\"Set\",\"values\":[{\"$\":\"Map\",\"entries\":[[\"a\",1]]},"
+     "{\"$\":\"Map\",\"entries\":[]},{\"$\":\"Map\",\"entries\":[[\"s\",{\"$\":\"Set\","
+     "\"values\":[{\"$\":\"Map\",\"entries\":[[0,0]]}]}]]}]}}",
+     NULL, 0},
+    {"shared_client_refs", t_shared_client_refs,
+     "{\"ok\":" ELEM(
+         "\"ul\"", "null",
+         "{\"children\":[" ELEM(LAZY(COUNTER), "null", "{\"n\":0}") "," ELEM(
+             LAZY(COUNTER), "null",
+             "{\"n\":1}") "," ELEM(LAZY(COUNTER), "null",
+                                   "{\"n\":2}") "," ELEM(LAZY("{\"$\":\"client_ref\",\"id\":"
+                                                              "\"app/"
+                                                              "widgets/"
+                                                              "Counter.js\",\"chunks\":["
+                                                              "\"widgets\","
+                                                              "\"widgets.0123456789.js\","
+                                                              "\"extra\"]"
+                                                              ",\"name\":\"Other\"}"),
+                                                         "null", "{}") ",{\"ref\":" COUNTER
+                                                                       "}]}") "}",
+     NULL, 0},
+    {"lazy_resolved_early", t_lazy_resolved_early,
+     "{\"ok\":" ELEM("\"div\"", "null",
+                     "{\"children\":" ELEM("\"p\"", "null", "{\"children\":\"now\"}") "}") "}",
+     NULL, 0},
+    {"promise_resolved_early", t_promise_resolved_early,
+     "{\"ok\":{\"p\":" PROMISE_OK("[\"x\",2]") "}}", NULL, 0},
+    {"promise_rejected_early", t_promise_rejected_early,
+     "{\"ok\":{\"p\":{\"$\":\"promise\",\"status\":\"rejected\",\"reason\":" ERR(
+         "quote\\\"d") "},\"l\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR("") "}"
+                                                                                             "}"
+                                                                                             "}",
+     NULL, 0},
+    {"suspense_out_of_order", t_suspense_out_of_order,
+     "{\"ok\":" ELEM("\"div\"", "null",
+                     "{\"children\":[" SUS(ILAZY("a")) "," SUS(
+                         "{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR(
+                             "b-failed") "}") "," SUS(ILAZY("c")) "]}") "}",
+     NULL, 0},
+    {"lazy_chain", t_lazy_chain, "{\"ok\":[" LAZY("\"c\"") "," LAZY("\"e\"") "]}", NULL, 0},
+    {"lazy_to_map", t_lazy_to_map,
+     "{\"ok\":{\"data\":" LAZY("{\"$\":\"Map\",\"entries\":[[\"k\",{\"$\":\"Set\",\"values\":["
+                               "\"v\"]}]]}") "}}",
+     NULL, 0},
+    {"lazy_long_text", t_lazy_long_text, NULL, d_lazy_long_text, 0},
+    {"scalars_mix", t_scalars_mix,
+     "{\"ok\":{\"when\":{\"$\":\"Date\",\"v\":\"2001-09-09T01:46:40.000Z\"},\"big\":{\"$\":"
+     "\"bigint\","
+     "\"v\":\"-170141183460469231731687303715884105728\"},\"sym\":{\"$\":\"symbol\",\"v\":"
+     "\"app.token\"},\"sym2\":{\"$\":\"symbol\",\"v\":\"app.token\"},\"frag\":{\"$\":"
+     "\"symbol\","
+     "\"v\":\"react.fragment\"},\"err\":" ERRZ "}}",
+     NULL, 0},
+    {"undefined_members", t_undefined_members,
+     "{\"ok\":{\"b\":[{\"$\":\"undefined\"},null],\"c\":" ELEM("\"x\"", "null", "{}") "}}", NULL,
+     0},
+    {"many_promises", t_many_promises, NULL, d_many_promises, 0},
+    {"binary_in_map", t_binary_in_map,
+     "{\"ok\":{\"$\":\"Map\",\"entries\":[[\"img\",{\"$\":\"Uint8Array\",\"base64\":"
+     "\"iVBORw0KGgo=\"}],[\"inf\",{\"$\":\"Float32Array\",\"base64\":\"AACAfwAAgP8=\"}],"
+     "[\"none\",{\"$\":\"ArrayBuffer\",\"base64\":\"\"}]]}}",
+     NULL, 0},
+    {"fragment_and_keys", t_fragment_and_keys,
+     "{\"ok\":" ELEM("{\"$\":\"symbol\",\"v\":\"react.fragment\"}", "\"list\"",
+                     "{\"children\":[" ELEM("\"li\"", "\"1\"", "{\"children\":\"one\"}") "," ELEM(
+                         "\"li\"", "\"2\"", "{\"children\":\"two\"}") "]}") "}",
+     NULL, 0},
+    {"numbers", t_numbers,
+     "{\"ok\":[0.1,1e-7,123456789012345680000,-1e300,5e-324,9007199254740991,-1,100]}", NULL, 0},
+    {"dollar_key", t_dollar_key,
+     "{\"ok\":{\"$\":\"object\",\"members\":{\"$\":\"d\",\"x\":{\"$\":\"object\",\"members\":"
+     "{\"$\":null}}}}}",
+     NULL, 0},
+    {"key_replaced", t_key_replaced, "{\"ok\":{\"a\":3,\"b\":2,\"\":\"empty\"}}", NULL, 0},
+    {"page", t_page,
+     "{\"ok\":" ELEM(
+         "\"html\"", "null",
+         "{\"children\":[" ELEM(LAZY(BUTTON), "null", "{\"label\":\"home\"}") "," ELEM(
+             SUSPENSE, "null",
+             "{\"fallback\":" ELEM(
+                 "\"p\"", "null",
+                 "{\"children\":\"loading\"}") ","
+                                               "\"children\":" LAZY(
+                                                   ELEM("\"ul\"", "null",
+                                                        "{\"children\":[" ITEM(0) "," ITEM(
+                                                            1) "," ITEM(2) "]}")) "}") "]}") "}",
+     NULL, 0},
+    {"deferred_many", t_deferred_many, NULL, d_deferred_many, 0},
 };
 const size_t bt_count = sizeof bt_trees / sizeof *bt_trees;
 
