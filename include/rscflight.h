@@ -868,9 +868,13 @@ RSC_API const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n);
  * rows, I rows written once per client reference (their strings of 16 units
  * or more outlined and shared, as React does), a row per symbol, once,
  * "$L" for elements past 3200 units of text in a row, "$L"/"$@" for lazies and
- * promises whose rows come when the host resolves them, E rows with a
- * production digest, and rows in React's order (in each flush: I rows, then
- * model, T and binary rows as they complete, then E rows).
+ * promises whose rows come when the host resolves them, server references
+ * ("$h", an outlined {id, bound} row, once each), FormData ("$K"), Blobs
+ * ("$B"), iterators ("$i"), ReadableStreams and async iterables ("$<id>" of
+ * an R, r, X or x row; their items and end in rows of that id as the host
+ * pushes them), E rows with a production digest, and rows in React's order
+ * (in each flush: I rows, then model, T and binary rows as they complete,
+ * then E rows).
  *
  *     rsc_builder *b = rsc_builder_new(NULL);
  *     rsc_bval *props = rsc_build_object(b);
@@ -881,12 +885,17 @@ RSC_API const rsc_node *rsc_node_pin(rsc_decoder *d, const rsc_node *n);
  *     rsc_builder_free(b);
  *
  * A value belongs to the builder that made it and lives until the builder
- * is freed. Containers, elements, binary values, lazies and promises have
- * identity: each is placed once (in a container, an element, as a resolved
- * value or as the root); placing one twice, placing a value of another
- * builder, changing a container already written or settling a value twice
- * is RSC_ERR_STATE. Primitives and client references may be placed any
- * number of times. Constructors return NULL when memory runs out
+ * is freed; any value may be placed any number of times. A value with
+ * identity (a container, element, binary value, Error, FormData, Blob,
+ * iterator or stream) placed twice is written once, where it is met first,
+ * and each other place names it as React's server does (writtenObjects):
+ * "$<id>" when it is a row's value, else the path from one ("$0:a:1",
+ * "$0:props:children"), so the client gets one object, cycles included; a
+ * value under a key holding ":" has no path and is written again. Lazies
+ * and promises are one row each ("$L<id>", "$@<id>" in every place), a
+ * server reference one outlined row. Placing a value of another builder,
+ * changing a container already written or settling a value twice is
+ * RSC_ERR_STATE. Constructors return NULL when memory runs out
  * (rsc_builder_status then says RSC_ERR_NOMEM) or the input is invalid
  * (RSC_ERR_BAD_VALUE); passing that NULL on returns the same code.
  * Strings are UTF-8 (WTF-8 for lone surrogates) of the given byte length;
@@ -938,8 +947,31 @@ RSC_API rsc_bval *rsc_build_element(rsc_builder *b, rsc_bval *type, const char *
  * place) or a promise ("$@"). */
 RSC_API rsc_bval *rsc_build_lazy(rsc_builder *b);
 RSC_API rsc_bval *rsc_build_promise(rsc_builder *b);
+/* A server reference (registerServerReference): its id ("module#export"),
+ * and its bound arguments, an array, or NULL for none (bound: null). React
+ * writes {id, bound} in a row of its own the first time, "bound" a promise
+ * of the array whose row follows; every place is "$h<id>" of that row. */
+RSC_API rsc_bval *rsc_build_server_ref(rsc_builder *b, const char *id, size_t len, rsc_bval *bound);
+/* FormData ("$K"): entries added with rsc_build_form_append. */
+RSC_API rsc_bval *rsc_build_form_data(rsc_builder *b);
+/* A Blob ("$B"): its MIME type and content. Its row ([type, Uint8Array]) comes
+ * in a later batch, as React's server reads the Blob (an empty one a batch
+ * sooner). */
+RSC_API rsc_bval *rsc_build_blob(rsc_builder *b, const char *type, size_t type_len,
+                                 const void *bytes, size_t len);
+/* An iterator ("$i": a generator object; items added with rsc_build_push),
+ * written as an outlined array of what it yields. */
+RSC_API rsc_bval *rsc_build_iterator(rsc_builder *b);
+/* A ReadableStream (RSC_STREAM_TEXT: "R", RSC_STREAM_BYTES: "r") or an async
+ * iterable ("X") or iterator ("x"): rsc_builder_stream_push adds items,
+ * rsc_builder_stream_close or _error ends it, before or after it is written.
+ * Its R/r/X/x row is written with the row that holds it; items and end follow
+ * in later rows of its id, as React's server writes them (a string item as a
+ * T row, a typed array as a binary row, another value as a model row; a byte
+ * stream's items, binary values only, as "b" rows). */
+RSC_API rsc_bval *rsc_build_stream(rsc_builder *b, rsc_stream_kind kind);
 
-/* Appends v to an array or a set. The client builds the Set (and a Map)
+/* Appends v to an array, a set or an iterator. The client builds the Set (and a Map)
  * with JavaScript's equality: equal primitives (SameValueZero) are one
  * value there, so a host keeps them distinct. */
 RSC_API rsc_status rsc_build_push(rsc_builder *b, rsc_bval *container, rsc_bval *v);
@@ -949,6 +981,15 @@ RSC_API rsc_status rsc_build_put(rsc_builder *b, rsc_bval *object, const char *k
                                  rsc_bval *v);
 /* Appends an entry to a map. */
 RSC_API rsc_status rsc_build_map_put(rsc_builder *b, rsc_bval *map, rsc_bval *key, rsc_bval *v);
+/* Appends an entry to a FormData: v a string or a Blob (a File). */
+RSC_API rsc_status rsc_build_form_append(rsc_builder *b, rsc_bval *form_data, const char *name,
+                                         size_t name_len, rsc_bval *v);
+/* A stream's next item; its end, with the value an async iterator returned
+ * (NULL: none; streams end without one); its error, with a digest (NULL:
+ * ""), an E row of its id. */
+RSC_API rsc_status rsc_builder_stream_push(rsc_builder *b, rsc_bval *stream, rsc_bval *v);
+RSC_API rsc_status rsc_builder_stream_close(rsc_builder *b, rsc_bval *stream, rsc_bval *ret);
+RSC_API rsc_status rsc_builder_stream_error(rsc_builder *b, rsc_bval *stream, const char *digest);
 /* Settles a lazy or promise with a value, or rejects it with an error whose
  * digest is given (NULL: ""), as React's onError return value. */
 RSC_API rsc_status rsc_builder_resolve(rsc_builder *b, rsc_bval *pending, rsc_bval *v);
@@ -962,9 +1003,9 @@ RSC_API rsc_status rsc_builder_root(rsc_builder *b, rsc_bval *root);
  * for values nested deeper than 4096 (nothing of that flush is written).
  * After a flush fails, every later flush returns the same code. */
 RSC_API rsc_status rsc_builder_flush(rsc_builder *b, rsc_write_fn write, void *ctx);
-/* Rows still to come: lazies and promises written but not settled, and
- * settled ones not flushed yet. The payload is complete when it is 0 after
- * a flush. */
+/* Rows still to come: lazies and promises written but not settled, streams
+ * written but not ended, and rows ready but not flushed yet. The payload is complete when it is 0
+ * after a flush. */
 RSC_API size_t rsc_builder_pending(const rsc_builder *b);
 
 /* cdef:end */

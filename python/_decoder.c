@@ -922,6 +922,8 @@ static PyMethodDef methods[] = {
     {"_dec_info", (PyCFunction)py_dec_info, METH_O, NULL},
     {"_dec_close", (PyCFunction)py_dec_close, METH_O, NULL},
     {"_dec_incomplete", (PyCFunction)py_dec_incomplete, METH_O, NULL},
+    {"_dumps", (PyCFunction)py_dumps, METH_O,
+     "_dumps(value) -> the Flight rows the builder writes"},
     {"_release_memory", (PyCFunction)py_release_memory, METH_NOARGS,
      "free the decoders kept for the next decode"},
     {"_pool", (PyCFunction)py_pool, METH_NOARGS, "bytes read by each decoder kept (tests)"},

@@ -18,6 +18,8 @@
  *               caches of short keys and values
  *   _convert.c  the walk: decoded values -> Python objects, with an identity
  *               memo so shared values stay shared and cycles close
+ *   _dumps.c    the other direction for dumps: Python values -> builder
+ *               values (rsc_build_*) -> Flight rows, in one walk
  *   _decoder.c  one-shot decodes (loads, canonical_dump) and their pool of
  *               decoders, the streaming Decoder, the module's function table
  *               and rscpy_install

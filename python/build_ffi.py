@@ -23,7 +23,7 @@ MODULE = "rscflight._rscflight"
 
 # The binding's C files, included in this order into the extension's source
 # (each uses what the earlier ones define).
-SOURCES = ("_types.c", "_text.c", "_convert.c", "_decoder.c")
+SOURCES = ("_types.c", "_text.c", "_convert.c", "_dumps.c", "_decoder.c")
 
 # Declared here, defined in _decoder.c: registers the converter's CPython
 # functions on the extension module (called once at import).

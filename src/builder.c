@@ -2,16 +2,19 @@
  * Flight" API of rscflight.h), as React 19.3.1's server
  * (ReactFlightServer.js, react-server-dom-webpack for Node) writes them.
  *
- * Values are a tree of rsc_bval (each value with identity has at most one
- * parent, so a root without a parent reaches no cycle). Writing follows
- * React's tasks: a task is a row id and the model it writes; the root is
- * task 0. Rendering a model writes its JSON into the row's own text and
- * emits, as they are met, the rows React emits at once: T rows, binary
- * rows, outlined Map and Set rows (into the regular rows, so they come
- * before the row that names them), I rows, their outlined strings and
- * symbols (into the import rows), E rows (into the error rows). Lazies and promises
- * settled later, elements deferred after 3200 units of text in one row
- * (React's serializedSize), and promises already settled become tasks of
+ * Values are a graph of rsc_bval: a value with identity placed twice is
+ * written once and named from then on by where it was written (a refnode:
+ * React's writtenObjects), so shared values and cycles are written as
+ * React writes them. Writing follows React's tasks: a task is a row id and
+ * the model it writes; the root is task 0. Rendering a model writes its
+ * JSON into the row's own text and emits, as they are met, the rows React
+ * emits at once: T rows, binary rows, outlined Map, Set, FormData,
+ * iterator and server reference rows, streams' R/r/X/x rows (into the
+ * regular rows, so they come before the row that names them), I rows,
+ * their outlined strings and symbols (into the import rows), E rows (into
+ * the error rows). Lazies and promises settled later, elements deferred
+ * after 3200 units of text in one row (React's serializedSize), promises
+ * already settled, Blobs' rows and streams' items and ends become tasks of
  * the next batch, as React pings them for its next performWork. A flush
  * runs batches until none is ready, writing each batch's import, regular
  * then error rows, as flushCompletedChunks does.
@@ -55,38 +58,73 @@ enum bkind {
   BK_CREF,
   BK_BINARY,
   BK_LAZY,
-  BK_PROMISE
+  BK_PROMISE,
+  BK_SERVER_REF,
+  BK_FORMDATA,
+  BK_BLOB,
+  BK_STREAM,
+  BK_ITERATOR
 };
 
+/* LAZY, PROMISE: PS_*; STREAM: PS_PENDING while open, PS_RESOLVED once
+ * closed, PS_REJECTED once errored. */
 enum { PS_PENDING, PS_RESOLVED, PS_REJECTED };
+
+/* Where a value was first written, for the second place that names it
+ * (React's writtenObjects): a row's value ("$<id>") or a member of a value
+ * that has one ("$<id>:a:0"), its key or index. */
+typedef struct refnode {
+  const struct refnode *up; /* NULL: the row's value */
+  int64_t id;               /* the row, when up is NULL */
+  const char *key;          /* NULL: an index */
+  size_t klen;              /* or the index */
+} refnode;
+
+/* The place a value is rendered at: its parent's node (NULL: none) and
+ * its key there (key NULL: the index klen). */
+typedef struct slot {
+  const refnode *up;
+  const char *key;
+  size_t klen;
+} slot;
 
 struct rsc_bval {
   rsc_builder *owner;
   struct rsc_bval *next_all; /* every value of the builder, for freeing */
   uint8_t kind;
-  uint8_t sub;   /* BINARY: rsc_binary_kind; CREF: async */
-  uint8_t state; /* LAZY, PROMISE: PS_* */
-  bool placed;   /* has a parent, or is the root */
+  uint8_t sub;   /* BINARY: rsc_binary_kind; CREF: async; STREAM: rsc_stream_kind */
+  uint8_t state; /* LAZY, PROMISE, STREAM: PS_* */
   bool written;  /* rendered: a container no longer changes */
   bool has_key;  /* ELEMENT: key is not null */
   int boolean;
   double num;
   char *str; /* STRING, BIGINT, DATE, SYMBOL, BINARY bytes, ELEMENT key, CREF
-                id, LAZY/PROMISE digest */
+                and SERVER_REF id, LAZY/PROMISE/STREAM digest */
   size_t len;
-  rsc_bval **items; /* ARRAY, SET, OBJECT values, MAP key/value pairs,
-                       ELEMENT type and props, LAZY/PROMISE value */
+  rsc_bval **items; /* ARRAY, SET, ITERATOR, OBJECT values, MAP and FORMDATA
+                       key/value pairs, ELEMENT type and props, LAZY/PROMISE
+                       value, SERVER_REF bound promise, BLOB its row's array,
+                       STREAM items pushed before it is written */
   size_t n, cap;
   char **keys; /* OBJECT keys; CREF: chunks then name */
   size_t *klens;
-  size_t kcap, lcap; /* room in keys and klens */
-  int64_t id;        /* LAZY/PROMISE: row id once written, else -1 */
+  size_t kcap, lcap;    /* room in keys and klens */
+  int64_t id;           /* LAZY/PROMISE/SERVER_REF/STREAM: row id once written, else -1 */
+  const refnode *ref;   /* where it was first written (values with identity) */
+  struct rsc_bval *ret; /* STREAM: the value it closed with (iterators) */
 };
 
+enum { TK_MODEL, TK_ITEM, TK_BYTES, TK_CLOSE };
+
+/* A row to write: a model's (TK_MODEL; model NULL: an E row with digest),
+ * a stream's item (TK_ITEM, TK_BYTES for a byte stream's; model the item) or its end (TK_CLOSE;
+ * model the value an iterator returned, or NULL). delay: batches to wait first (a Blob's content is
+ * read a turn later than an empty one's). */
 typedef struct task {
   int64_t id;
-  rsc_bval *model; /* NULL: an E row with digest */
+  rsc_bval *model;
   const char *digest;
+  uint8_t kind, delay;
 } task;
 
 typedef struct written_ref {
@@ -116,6 +154,8 @@ struct rsc_builder {
                       kept for the rows that follow */
   size_t rows_used, rows_cap;
   size_t depth;
+  rsc_bval *model_root;     /* the value of the row being written (React's modelRoot) */
+  const refnode *task_node; /* "$<id>" of that row */
 };
 
 /* --- memory ------------------------------------------------------------- */
@@ -228,6 +268,19 @@ rsc_bval *rsc_build_map(rsc_builder *b) { return new_val(b, BK_MAP); }
 rsc_bval *rsc_build_set(rsc_builder *b) { return new_val(b, BK_SET); }
 rsc_bval *rsc_build_lazy(rsc_builder *b) { return new_val(b, BK_LAZY); }
 rsc_bval *rsc_build_promise(rsc_builder *b) { return new_val(b, BK_PROMISE); }
+rsc_bval *rsc_build_form_data(rsc_builder *b) { return new_val(b, BK_FORMDATA); }
+rsc_bval *rsc_build_iterator(rsc_builder *b) { return new_val(b, BK_ITERATOR); }
+
+rsc_bval *rsc_build_stream(rsc_builder *b, rsc_stream_kind kind) {
+  if (!b) return NULL;
+  if ((unsigned)kind > RSC_STREAM_ITERATOR) {
+    b->status = RSC_ERR_BAD_VALUE;
+    return NULL;
+  }
+  rsc_bval *r = new_val(b, BK_STREAM);
+  if (r) r->sub = (uint8_t)kind;
+  return r;
+}
 
 rsc_bval *rsc_build_bool(rsc_builder *b, int v) {
   rsc_bval *r = new_val(b, BK_BOOL);
@@ -329,26 +382,54 @@ rsc_bval *rsc_build_client_ref(rsc_builder *b, const char *id, const char *const
   return r;
 }
 
-/* What placing v under a parent needs: v from b, not placed yet when it
- * has identity. */
+/* A value with one item (the items array grown to hold it). */
+static bool hold(rsc_builder *b, rsc_bval *v, rsc_bval *item) {
+  if (!grow(b, (void **)&v->items, &v->cap, v->n + 1, sizeof *v->items)) return false;
+  v->items[v->n++] = item;
+  return true;
+}
+
+rsc_bval *rsc_build_server_ref(rsc_builder *b, const char *id, size_t len, rsc_bval *bound) {
+  if (!b) return NULL;
+  if (bound && (bound->owner != b || bound->kind != BK_ARRAY)) {
+    b->status = RSC_ERR_STATE;
+    return NULL;
+  }
+  rsc_bval *r = text_val(b, BK_SERVER_REF, id, len);
+  if (!r || !bound) return r;
+  /* React writes the bound arguments as Promise.resolve(bound). */
+  rsc_bval *p = rsc_build_promise(b);
+  if (!p || !hold(b, p, bound) || !hold(b, r, p)) return NULL;
+  p->state = PS_RESOLVED;
+  return r;
+}
+
+rsc_bval *rsc_build_blob(rsc_builder *b, const char *type, size_t type_len, const void *bytes,
+                         size_t len) {
+  if (!b) return NULL;
+  if (!bytes && len) {
+    b->status = RSC_ERR_STATE;
+    return NULL;
+  }
+  /* What React's server writes for it: [type, ...its chunks as Uint8Array]
+   * (one chunk here; none when empty). */
+  rsc_bval *r = new_val(b, BK_BLOB), *row = rsc_build_array(b),
+           *t = rsc_build_string(b, type, type_len);
+  if (!r || !row || !t || !hold(b, row, t) || !hold(b, r, row)) return NULL;
+  if (len) {
+    rsc_bval *data = rsc_build_binary(b, RSC_UINT8, bytes, len);
+    if (!data || !hold(b, row, data)) return NULL;
+  }
+  return r;
+}
+
+/* What placing v under a parent needs: v from b. A value may be placed
+ * any number of times (a value with identity is written once, then named). */
 static rsc_status place(rsc_builder *b, rsc_bval *v) {
   if (!v)
     return fail(b, b->status == RSC_ERR_NOMEM || b->status == RSC_ERR_BAD_VALUE ? b->status
                                                                                 : RSC_ERR_STATE);
   if (v->owner != b) return fail(b, RSC_ERR_STATE);
-  switch (v->kind) {
-  case BK_ARRAY:
-  case BK_OBJECT:
-  case BK_MAP:
-  case BK_SET:
-  case BK_ELEMENT:
-  case BK_BINARY:
-  case BK_LAZY:
-  case BK_PROMISE:
-    if (v->placed) return fail(b, RSC_ERR_STATE);
-    break;
-  default: break;
-  }
   return RSC_OK;
 }
 
@@ -379,19 +460,30 @@ rsc_bval *rsc_build_element(rsc_builder *b, rsc_bval *type, const char *key, siz
   r->items[0] = type;
   r->items[1] = props;
   r->n = 2;
-  type->placed = true;
-  props->placed = true;
   return r;
 }
 
 rsc_status rsc_build_push(rsc_builder *b, rsc_bval *c, rsc_bval *v) {
   if (!b) return RSC_ERR_STATE;
-  rsc_status s = container_ok(b, c, BK_ARRAY, BK_SET);
+  rsc_status s = c && c->kind == BK_ITERATOR ? container_ok(b, c, BK_ITERATOR, BK_ITERATOR)
+                                             : container_ok(b, c, BK_ARRAY, BK_SET);
   if (s || (s = place(b, v))) return s;
-  if (v == c) return fail(b, RSC_ERR_STATE);
   if (!grow(b, (void **)&c->items, &c->cap, c->n + 1, sizeof *c->items)) return RSC_ERR_NOMEM;
   c->items[c->n++] = v;
-  v->placed = true;
+  return RSC_OK;
+}
+
+rsc_status rsc_build_form_append(rsc_builder *b, rsc_bval *fd, const char *name, size_t name_len,
+                                 rsc_bval *v) {
+  if (!b) return RSC_ERR_STATE;
+  rsc_status s = container_ok(b, fd, BK_FORMDATA, BK_FORMDATA);
+  if (s || (s = place(b, v))) return s;
+  if (v->kind != BK_STRING && v->kind != BK_BLOB) return fail(b, RSC_ERR_STATE);
+  rsc_bval *k = rsc_build_string(b, name, name_len);
+  if (!k) return b->status;
+  if (!grow(b, (void **)&fd->items, &fd->cap, fd->n + 2, sizeof *fd->items)) return RSC_ERR_NOMEM;
+  fd->items[fd->n++] = k;
+  fd->items[fd->n++] = v;
   return RSC_OK;
 }
 
@@ -399,11 +491,9 @@ rsc_status rsc_build_map_put(rsc_builder *b, rsc_bval *m, rsc_bval *k, rsc_bval 
   if (!b) return RSC_ERR_STATE;
   rsc_status s = container_ok(b, m, BK_MAP, BK_MAP);
   if (s || (s = place(b, k)) || (s = place(b, v))) return s;
-  if (k == v || k == m || v == m) return fail(b, RSC_ERR_STATE);
   if (!grow(b, (void **)&m->items, &m->cap, m->n + 2, sizeof *m->items)) return RSC_ERR_NOMEM;
   m->items[m->n++] = k;
   m->items[m->n++] = v;
-  k->placed = v->placed = true;
   return RSC_OK;
 }
 
@@ -412,12 +502,10 @@ rsc_status rsc_build_put(rsc_builder *b, rsc_bval *o, const char *key, size_t ke
   if (!b) return RSC_ERR_STATE;
   rsc_status s = container_ok(b, o, BK_OBJECT, BK_OBJECT);
   if (s || (s = place(b, v))) return s;
-  if (v == o || (!key && key_len)) return fail(b, RSC_ERR_STATE);
+  if (!key && key_len) return fail(b, RSC_ERR_STATE);
   for (size_t i = 0; i < o->n; i++)
     if (o->klens[i] == key_len && (!key_len || !memcmp(o->keys[i], key, key_len))) {
-      o->items[i]->placed = false;
       o->items[i] = v;
-      v->placed = true;
       return RSC_OK;
     }
   if (!grow(b, (void **)&o->items, &o->cap, o->n + 1, sizeof *o->items) ||
@@ -429,16 +517,69 @@ rsc_status rsc_build_put(rsc_builder *b, rsc_bval *o, const char *key, size_t ke
   o->keys[o->n] = k;
   o->klens[o->n] = key_len;
   o->items[o->n++] = v;
-  v->placed = true;
   return RSC_OK;
+}
+
+/* --- identity (React's writtenObjects) ----------------------------------- */
+
+static bool has_identity(const rsc_bval *v) {
+  switch (v->kind) {
+  case BK_ARRAY:
+  case BK_OBJECT:
+  case BK_MAP:
+  case BK_SET:
+  case BK_ELEMENT:
+  case BK_BINARY:
+  case BK_ERROR:
+  case BK_FORMDATA:
+  case BK_BLOB:
+  case BK_STREAM:
+  case BK_ITERATOR: return true;
+  default: return false;
+  }
+}
+
+static const refnode *ref_new(rsc_builder *b, const refnode *up, int64_t id, const char *key,
+                              size_t klen) {
+  refnode *r = (refnode *)b_alloc(b, sizeof *r);
+  if (r) *r = (refnode){up, id, key, klen};
+  return r;
+}
+
+/* A row's value: "$<id>". */
+static const refnode *ref_row(rsc_builder *b, int64_t id) { return ref_new(b, NULL, id, NULL, 0); }
+
+/* The node of a value at a slot into *out: none when its parent has none
+ * or the key holds a ":" (a path could not name it). false: no memory. */
+static bool ref_at(rsc_builder *b, const slot *at, const refnode **out) {
+  *out = NULL;
+  if (!at || !at->up || (at->key && memchr(at->key, ':', at->klen))) return true;
+  return (*out = ref_new(b, at->up, 0, at->key, at->klen)) != NULL;
+}
+
+static void put_path(rsc_text *t, const refnode *r) {
+  char num[24];
+  if (!r->up) {
+    rsc__text_put(t, "$", 1);
+    rsc__text_hex(t, (uint64_t)r->id);
+    return;
+  }
+  put_path(t, r->up);
+  rsc__text_put(t, ":", 1);
+  if (r->key) rsc__text_json_escaped(t, r->key, r->klen);
+  else rsc__text_put(t, num, (size_t)snprintf(num, sizeof num, "%zu", r->klen));
 }
 
 /* --- tasks -------------------------------------------------------------- */
 
-static bool enqueue(rsc_builder *b, int64_t id, rsc_bval *model, const char *digest) {
+static bool enqueue_task(rsc_builder *b, task k) {
   if (!grow(b, (void **)&b->queue, &b->queue_cap, b->queue_len + 1, sizeof *b->queue)) return false;
-  b->queue[b->queue_len++] = (task){id, model, digest};
+  b->queue[b->queue_len++] = k;
   return true;
+}
+
+static bool enqueue(rsc_builder *b, int64_t id, rsc_bval *model, const char *digest) {
+  return enqueue_task(b, (task){id, model, digest, TK_MODEL, 0});
 }
 
 static rsc_status settle(rsc_builder *b, rsc_bval *p) {
@@ -458,7 +599,6 @@ rsc_status rsc_builder_resolve(rsc_builder *b, rsc_bval *p, rsc_bval *v) {
   p->items[0] = v;
   p->n = 1;
   p->state = PS_RESOLVED;
-  v->placed = true;
   if (p->id >= 0) b->waiting--;
   return RSC_OK;
 }
@@ -482,8 +622,53 @@ rsc_status rsc_builder_root(rsc_builder *b, rsc_bval *root) {
   rsc_status s = place(b, root);
   if (s) return s;
   if (!enqueue(b, 0, root, NULL)) return RSC_ERR_NOMEM;
-  root->placed = true;
+  /* createTask: the root is row 0's value, "$0" wherever else it is. */
+  if (has_identity(root) && !root->ref && !(root->ref = ref_row(b, 0))) return RSC_ERR_NOMEM;
   b->root_set = true;
+  return RSC_OK;
+}
+
+/* A stream's rows once it is written: its items and its end, in order. */
+static rsc_status stream_ok(rsc_builder *b, rsc_bval *s) {
+  if (!b) return RSC_ERR_STATE;
+  if (!s) return place(b, s);
+  if (s->owner != b || s->kind != BK_STREAM || s->state != PS_PENDING)
+    return fail(b, RSC_ERR_STATE);
+  return RSC_OK;
+}
+
+rsc_status rsc_builder_stream_push(rsc_builder *b, rsc_bval *s, rsc_bval *v) {
+  rsc_status st = stream_ok(b, s);
+  if (st || (st = place(b, v))) return st;
+  if (s->sub == RSC_STREAM_BYTES && v->kind != BK_BINARY) return fail(b, RSC_ERR_STATE);
+  uint8_t kind = s->sub == RSC_STREAM_BYTES ? TK_BYTES : TK_ITEM;
+  if (s->id >= 0) return enqueue_task(b, (task){s->id, v, NULL, kind, 0}) ? RSC_OK : RSC_ERR_NOMEM;
+  return hold(b, s, v) ? RSC_OK : RSC_ERR_NOMEM;
+}
+
+rsc_status rsc_builder_stream_close(rsc_builder *b, rsc_bval *s, rsc_bval *ret) {
+  rsc_status st = stream_ok(b, s);
+  if (st || (ret && (st = place(b, ret)))) return st;
+  /* A ReadableStream ends without a value. */
+  if (ret && s->sub != RSC_STREAM_ITERABLE && s->sub != RSC_STREAM_ITERATOR)
+    return fail(b, RSC_ERR_STATE);
+  if (s->id >= 0 && !enqueue_task(b, (task){s->id, ret, NULL, TK_CLOSE, 0})) return RSC_ERR_NOMEM;
+  s->ret = ret;
+  s->state = PS_RESOLVED;
+  if (s->id >= 0) b->waiting--;
+  return RSC_OK;
+}
+
+rsc_status rsc_builder_stream_error(rsc_builder *b, rsc_bval *s, const char *digest) {
+  rsc_status st = stream_ok(b, s);
+  if (st) return st;
+  if (!digest) digest = "";
+  char *d = b_strdup(b, digest, strlen(digest));
+  if (!d) return RSC_ERR_NOMEM;
+  if (s->id >= 0 && !enqueue(b, s->id, NULL, d)) return RSC_ERR_NOMEM;
+  s->str = d;
+  s->state = PS_REJECTED;
+  if (s->id >= 0) b->waiting--;
   return RSC_OK;
 }
 
@@ -551,7 +736,7 @@ static void emit_error_row(rsc_builder *b, int64_t id, const char *digest) {
   rsc__text_put(t, "}\n", 2);
 }
 
-static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot);
+static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot, const slot *at);
 
 /* A row's own text until the row is whole (a kept one, emptied), or NULL;
  * row_done gives it back. */
@@ -579,31 +764,47 @@ static rsc_text *row_text(rsc_builder *b) {
 
 static void row_done(rsc_builder *b) { b->rows_used--; }
 
-/* outlineModel: the items (pairs for a Map) as an array in a row of their
- * own, written before the row that names them. */
+/* The reference a second place writes: "$<id>" or "$<id>:a:0". */
+static void put_node(rsc_text *t, const refnode *r) {
+  rsc__text_put(t, "\"", 1);
+  put_path(t, r);
+  rsc__text_put(t, "\"", 1);
+}
+
+/* outlineModel: the items (pairs for a Map and FormData) as an array in a
+ * row of its own, written before the row that names them; the array is
+ * that row's value, its items members of it. */
 static int outline(rsc_builder *b, rsc_text *t, rsc_bval *v, const char *prefix) {
   int64_t id = b->next_id++;
   size_t saved = b->serialized;
-  rsc_text *row = row_text(b);
+  const refnode *root = ref_row(b, id);
+  rsc_text *row = root ? row_text(b) : NULL;
   if (!row) return RSC_ERR_NOMEM;
   rsc__text_hex(row, (uint64_t)id);
   rsc__text_put(row, ":[", 2);
-  bool pairs = v->kind == BK_MAP;
+  bool pairs = v->kind == BK_MAP || v->kind == BK_FORMDATA;
   size_t count = pairs ? v->n / 2 : v->n;
   int err = 0;
   for (size_t i = 0; i < count && !err; i++) {
     char idx[24];
     b->serialized += (size_t)snprintf(idx, sizeof idx, "%zu", i);
     if (i) rsc__text_put(row, ",", 1);
+    slot at = {root, NULL, i};
     if (pairs) {
       b->serialized += 2; /* the entry's keys "0" and "1" */
+      const refnode *pair = ref_new(b, root, 0, NULL, i);
+      if (!pair) {
+        err = RSC_ERR_NOMEM;
+        break;
+      }
+      slot k = {pair, NULL, 0}, x = {pair, NULL, 1};
       rsc__text_put(row, "[", 1);
-      err = render(b, row, v->items[2 * i], false);
+      err = render(b, row, v->items[2 * i], false, &k);
       rsc__text_put(row, ",", 1);
-      if (!err) err = render(b, row, v->items[2 * i + 1], false);
+      if (!err) err = render(b, row, v->items[2 * i + 1], false, &x);
       rsc__text_put(row, "]", 1);
     } else {
-      err = render(b, row, v->items[i], false);
+      err = render(b, row, v->items[i], false, &at);
     }
   }
   rsc__text_put(row, "]\n", 2);
@@ -740,7 +941,8 @@ static int render_member(rsc_builder *b, rsc_text *t, rsc_bval *o, size_t i, boo
   b->serialized += u16_len(o->keys[i], o->klens[i]);
   rsc__text_json_string(t, o->keys[i], o->klens[i]);
   rsc__text_put(t, ":", 1);
-  return render(b, t, o->items[i], false);
+  slot at = {o->ref, o->keys[i], o->klens[i]};
+  return render(b, t, o->items[i], false, &at);
 }
 
 typedef struct index_member {
@@ -776,18 +978,74 @@ static int render_object(rsc_builder *b, rsc_text *t, rsc_bval *o) {
   return err;
 }
 
-/* A deferred element or lazy: "$L<id>", its row in the next batch. */
+/* A deferred element or lazy: "$L<id>", its row in the next batch (the
+ * element is that row's value from now on, as React's createTask says). */
 static int defer(rsc_builder *b, rsc_text *t, rsc_bval *model) {
   int64_t id = b->next_id++;
   if (!enqueue(b, id, model, NULL)) return RSC_ERR_NOMEM;
+  if (!(model->ref = ref_row(b, id))) return RSC_ERR_NOMEM;
   put_ref(t, "$L", id);
   return 0;
 }
 
-static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
+/* A row of a stream (or a Blob's) value: the binary or text row of its
+ * own id that emitChunk writes for bytes and strings. */
+static void emit_binary_row(rsc_builder *b, int64_t id, char tag, const rsc_bval *v) {
+  rsc_text *r = &b->regular;
+  rsc__text_hex(r, (uint64_t)id);
+  rsc__text_put(r, ":", 1);
+  rsc__text_put(r, &tag, 1);
+  rsc__text_hex(r, v->len);
+  rsc__text_put(r, ",", 1);
+  rsc__text_put(r, v->str, v->len);
+}
+
+/* serializeReadableStream / serializeAsyncIterable: "<id>:R" (r, X, x)
+ * now, the items and the end as rows of that id from the next batch on. */
+static int stream(rsc_builder *b, rsc_text *t, rsc_bval *v) {
+  static const char tags[] = "RrXx";
+  int64_t id = b->next_id++;
+  v->id = id;
+  if (!(v->ref = ref_row(b, id))) return RSC_ERR_NOMEM;
+  rsc_text *r = &b->regular;
+  rsc__text_hex(r, (uint64_t)id);
+  rsc__text_put(r, ":", 1);
+  rsc__text_put(r, &tags[v->sub], 1);
+  rsc__text_put(r, "\n", 1);
+  for (size_t i = 0; i < v->n; i++)
+    if (!enqueue_task(
+            b, (task){id, v->items[i], NULL, v->sub == RSC_STREAM_BYTES ? TK_BYTES : TK_ITEM, 0}))
+      return RSC_ERR_NOMEM;
+  if (v->state == PS_RESOLVED && !enqueue_task(b, (task){id, v->ret, NULL, TK_CLOSE, 0}))
+    return RSC_ERR_NOMEM;
+  if (v->state == PS_REJECTED && !enqueue(b, id, NULL, v->str)) return RSC_ERR_NOMEM;
+  if (v->state == PS_PENDING) b->waiting++;
+  put_ref(t, "$", id);
+  return 0;
+}
+
+static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot, const slot *at) {
   if (++b->depth > MAX_DEPTH) return RSC_ERR_LIMIT;
   int err = 0;
   char num[40];
+  bool is_root = v == b->model_root;
+  if (has_identity(v)) {
+    if (is_root) {
+      /* The row's own value: written here, whatever names it. */
+      b->model_root = NULL;
+      if (v->ref && v->kind != BK_ELEMENT && (v->ref->up || v->ref->id != b->task_node->id)) {
+        put_node(t, v->ref);
+        b->depth--;
+        return 0;
+      }
+    } else if (v->ref) {
+      put_node(t, v->ref);
+      b->depth--;
+      return 0;
+    } else if (!ref_at(b, at, &v->ref)) {
+      return RSC_ERR_NOMEM;
+    }
+  }
   v->written = true;
   switch ((enum bkind)v->kind) {
   case BK_NULL: rsc__text_put(t, "null", 4); break;
@@ -823,45 +1081,88 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
     for (size_t i = 0; i < v->n && !err; i++) {
       b->serialized += (size_t)snprintf(num, sizeof num, "%zu", i);
       if (i) rsc__text_put(t, ",", 1);
-      err = render(b, t, v->items[i], false);
+      slot item = {v->ref, NULL, i};
+      err = render(b, t, v->items[i], false, &item);
     }
     rsc__text_put(t, "]", 1);
     break;
   case BK_OBJECT: err = render_object(b, t, v); break;
   case BK_MAP: err = outline(b, t, v, "$Q"); break;
   case BK_SET: err = outline(b, t, v, "$W"); break;
-  case BK_ELEMENT:
+  case BK_FORMDATA: err = outline(b, t, v, "$K"); break;
+  case BK_ITERATOR: err = outline(b, t, v, "$i"); break;
+  case BK_ELEMENT: {
+    /* The tuple's members are named from the row's value when the element
+     * is it, else from the element's own place. */
+    const refnode *tuple = is_root ? b->task_node : v->ref;
     if (b->serialized > DEFER_SIZE) {
       err = defer(b, t, v);
       break;
     }
     b->serialized += 4; /* the tuple's keys "0" to "3" */
     rsc__text_put(t, "[\"$\",", 5);
-    err = render(b, t, v->items[0], true);
+    err = render(b, t, v->items[0], true, NULL);
     rsc__text_put(t, ",", 1);
     if (!v->has_key) {
       rsc__text_put(t, "null", 4);
     } else {
       rsc_bval key = {.kind = BK_STRING, .str = v->str, .len = v->len};
-      if (!err) err = render(b, t, &key, false);
+      if (!err) err = render(b, t, &key, false, NULL);
     }
     rsc__text_put(t, ",", 1);
-    if (!err) err = render(b, t, v->items[1], false);
+    slot props = {tuple, "props", 5};
+    if (!err) err = render(b, t, v->items[1], false, &props);
     rsc__text_put(t, "]", 1);
     break;
+  }
   case BK_CREF: err = client_ref(b, t, v, type_slot); break;
   case BK_BINARY: {
     int64_t id = b->next_id++;
-    rsc_text *r = &b->regular;
-    rsc__text_hex(r, (uint64_t)id);
-    rsc__text_put(r, ":", 1);
-    rsc__text_put(r, &binary_tags[v->sub].tag, 1);
-    rsc__text_hex(r, v->len);
-    rsc__text_put(r, ",", 1);
-    rsc__text_put(r, v->str, v->len);
+    emit_binary_row(b, id, binary_tags[v->sub].tag, v);
     put_ref(t, "$", id);
     break;
   }
+  case BK_BLOB: {
+    /* serializeBlob: its row when the content is read, a batch later
+     * when there is content to read. */
+    int64_t id = b->next_id++;
+    rsc_bval *row = v->items[0];
+    if (!(row->ref = ref_row(b, id)) ||
+        !enqueue_task(b, (task){id, row, NULL, TK_MODEL, (uint8_t)(row->n > 1)}))
+      return RSC_ERR_NOMEM;
+    put_ref(t, "$B", id);
+    break;
+  }
+  case BK_STREAM: err = stream(b, t, v); break;
+  case BK_SERVER_REF:
+    /* Written once, as React's writtenServerReferences: an outlined
+     * {id, bound} row ("bound" the promise of the bound arguments). */
+    if (v->id < 0) {
+      int64_t id = b->next_id++;
+      size_t saved = b->serialized;
+      const refnode *root = ref_row(b, id);
+      rsc_text *row = root ? row_text(b) : NULL;
+      if (!row) return RSC_ERR_NOMEM;
+      rsc__text_hex(row, (uint64_t)id);
+      rsc__text_put(row, ":{\"id\":", 7);
+      rsc_bval sid = {.kind = BK_STRING, .str = v->str, .len = v->len};
+      err = render(b, row, &sid, false, NULL);
+      rsc__text_put(row, ",\"bound\":", 9);
+      if (v->n) {
+        slot bound = {root, "bound", 5};
+        if (!err) err = render(b, row, v->items[0], false, &bound);
+      } else {
+        rsc__text_put(row, "null", 4);
+      }
+      rsc__text_put(row, "}\n", 2);
+      if (!err) append(&b->regular, row);
+      row_done(b);
+      b->serialized = saved;
+      if (err) break;
+      v->id = id;
+    }
+    put_ref(t, "$h", v->id);
+    break;
   case BK_LAZY:
     if (v->id >= 0) {
       put_ref(t, "$L", v->id);
@@ -873,7 +1174,7 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
         err = RSC_ERR_NOMEM;
       put_ref(t, "$L", v->id);
     } else if (v->state == PS_RESOLVED) {
-      err = render(b, t, v->items[0], type_slot);
+      err = render(b, t, v->items[0], type_slot, at);
     } else {
       v->id = b->next_id++;
       if (v->state == PS_PENDING) b->waiting++;
@@ -895,11 +1196,86 @@ static int render(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
   return err;
 }
 
+/* A row's model rendered as React's retryTask does: the value is the row's
+ * own (modelRoot); one with identity is named "$<id>" from now on unless a
+ * place named it before (an element only through its tuple's members). */
+static int render_row(rsc_builder *b, int64_t id, rsc_bval *m) {
+  while (m->kind == BK_LAZY && m->state == PS_RESOLVED && m->id < 0) m = m->items[0];
+  b->serialized = 0;
+  b->depth = 0;
+  b->rows_used = 0;
+  if (!(b->task_node = ref_row(b, id))) return RSC_ERR_NOMEM;
+  b->model_root = m;
+  if (has_identity(m) && !m->ref && m->kind != BK_ELEMENT) m->ref = b->task_node;
+  rsc_text *row = row_text(b);
+  if (!row) return RSC_ERR_NOMEM;
+  rsc__text_hex(row, (uint64_t)id);
+  rsc__text_put(row, ":", 1);
+  int err = render(b, row, m, false, NULL);
+  rsc__text_put(row, "\n", 1);
+  if (!err) err = row->status;
+  if (!err) append(&b->regular, row);
+  row_done(b);
+  b->model_root = NULL;
+  b->task_node = NULL;
+  return err;
+}
+
+/* tryStreamTask / emitChunk: an item of the stream of id as a row of that
+ * id: bytes of a byte stream as a "b" row, a string as a T row, a typed
+ * array as its binary row, any other value as a model row (not a row's
+ * own value: it is named by no later place). */
+static int run_item(rsc_builder *b, const task *k, bool bytes) {
+  rsc_bval *v = k->model;
+  while (v->kind == BK_LAZY && v->state == PS_RESOLVED && v->id < 0) v = v->items[0];
+  if (bytes) emit_binary_row(b, k->id, 'b', v);
+  else if (v->kind == BK_STRING) emit_text_row(b, k->id, v->str, v->len);
+  else if (v->kind == BK_BINARY) emit_binary_row(b, k->id, binary_tags[v->sub].tag, v);
+  else {
+    b->serialized = 0;
+    b->depth = 0;
+    b->rows_used = 0;
+    b->task_node = NULL;
+    b->model_root = NULL;
+    rsc_text *row = row_text(b);
+    if (!row) return RSC_ERR_NOMEM;
+    rsc__text_hex(row, (uint64_t)k->id);
+    rsc__text_put(row, ":", 1);
+    int err = render(b, row, v, false, NULL);
+    rsc__text_put(row, "\n", 1);
+    if (!err) err = row->status;
+    if (!err) append(&b->regular, row);
+    row_done(b);
+    return err;
+  }
+  return 0;
+}
+
 /* retryTask: the model's row. A model that is a lazy not settled yet
  * suspends the task: the row keeps its id and comes when the lazy settles
  * (an E row if it is rejected), as React's task waits on the thenable. */
 static int run_task(rsc_builder *b, const task *k) {
   rsc_bval *m = k->model;
+  if (k->kind == TK_ITEM || k->kind == TK_BYTES) return run_item(b, k, k->kind == TK_BYTES);
+  if (k->kind == TK_CLOSE) {
+    /* The stream's end: "C", after the outlined row of an iterator's
+     * return value. */
+    int64_t rid = -1;
+    if (m) {
+      rid = b->next_id++;
+      int err = render_row(b, rid, m);
+      if (err) return err;
+    }
+    rsc__text_hex(&b->regular, (uint64_t)k->id);
+    rsc__text_put(&b->regular, ":C", 2);
+    if (m) {
+      rsc__text_put(&b->regular, "\"$", 2);
+      rsc__text_hex(&b->regular, (uint64_t)rid);
+      rsc__text_put(&b->regular, "\"", 1);
+    }
+    rsc__text_put(&b->regular, "\n", 1);
+    return 0;
+  }
   if (!m) {
     emit_error_row(b, k->id, k->digest);
     return 0;
@@ -911,19 +1287,7 @@ static int run_task(rsc_builder *b, const task *k) {
     else emit_error_row(b, k->id, m->str);
     return 0;
   }
-  b->serialized = 0;
-  b->depth = 0;
-  b->rows_used = 0;
-  rsc_text *row = row_text(b);
-  if (!row) return RSC_ERR_NOMEM;
-  rsc__text_hex(row, (uint64_t)k->id);
-  rsc__text_put(row, ":", 1);
-  int err = render(b, row, k->model, false);
-  rsc__text_put(row, "\n", 1);
-  if (!err) err = row->status;
-  if (!err) append(&b->regular, row);
-  row_done(b);
-  return err;
+  return render_row(b, k->id, m);
 }
 
 static rsc_status write_text(rsc_text *t, rsc_write_fn write, void *ctx) {
@@ -945,7 +1309,15 @@ rsc_status rsc_builder_flush(rsc_builder *b, rsc_write_fn write, void *ctx) {
     b->queue_cap = tcap;
     b->queue_len = 0;
     int err = 0;
-    for (size_t i = 0; i < n && !err; i++) err = run_task(b, &b->batch[i]);
+    for (size_t i = 0; i < n && !err; i++) {
+      task *k = &b->batch[i];
+      if (k->delay) {
+        k->delay--;
+        if (!enqueue_task(b, *k)) err = RSC_ERR_NOMEM;
+      } else {
+        err = run_task(b, k);
+      }
+    }
     if (!err) err = b->imports.status ? b->imports.status : b->regular.status;
     if (!err) err = b->errors.status;
     if (err) {

@@ -658,6 +658,163 @@ static char *d_deferred_many(void) {
 
 #define PROMISE_OK(v) "{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":" v "}"
 
+/* --- server references, FormData, Blobs, streams, iterators, shared values */
+
+static rsc_bval *action(rsc_builder *b, const char *id, rsc_bval *bound) {
+  return rsc_build_server_ref(b, id, strlen(id), bound);
+}
+
+static rsc_status t_server_refs(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *save = action(b, "app/actions.js#save", NULL);
+  TRY(rsc_builder_root(b, obj(b, 4, "a", save, "again", save, "b",
+                              action(b, "app/actions.js#save", arr(b, 2, N(1), S("x"))), "c",
+                              action(b, "app/actions.js#other", NULL))));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_form_data(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *f = rsc_build_form_data(b);
+  TRY(rsc_build_form_append(b, f, "a", 1, S("b")));
+  TRY(rsc_build_form_append(b, f, "a", 1, S("c")));
+  TRY(rsc_build_form_append(b, f, "n", 1, S("1")));
+  TRY(rsc_builder_root(b, obj(b, 1, "f", f)));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_form_data_file(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *f = rsc_build_form_data(b);
+  TRY(rsc_build_form_append(b, f, "a", 1, S("b")));
+  TRY(rsc_build_form_append(b, f, "file", 4, rsc_build_blob(b, "text/x", 6, "zz", 2)));
+  TRY(rsc_builder_root(b, f));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_blobs(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  TRY(rsc_builder_root(b, obj(b, 3, "a", rsc_build_blob(b, "text/plain", 10, "hello world", 11),
+                              "b", rsc_build_blob(b, "", 0, NULL, 0), "c",
+                              rsc_build_blob(b, "", 0, "xy", 2))));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_text_stream(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *s = rsc_build_stream(b, RSC_STREAM_TEXT);
+  TRY(rsc_builder_stream_push(b, s, S("a")));
+  TRY(rsc_builder_stream_push(b, s, obj(b, 1, "x", N(1))));
+  TRY(rsc_builder_root(b, obj(b, 1, "s", s)));
+  FLUSH();
+  TRY(rsc_builder_stream_push(b, s, S("b")));
+  TRY(rsc_builder_stream_close(b, s, NULL));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_byte_stream(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *s = rsc_build_stream(b, RSC_STREAM_BYTES);
+  TRY(rsc_builder_stream_push(b, s, rsc_build_binary(b, RSC_UINT8, "\x01\x02", 2)));
+  TRY(rsc_builder_root(b, obj(b, 1, "s", s)));
+  FLUSH();
+  TRY(rsc_builder_stream_push(b, s, rsc_build_binary(b, RSC_UINT8, "\x03", 1)));
+  TRY(rsc_builder_stream_close(b, s, NULL));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_stream_error(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *s = rsc_build_stream(b, RSC_STREAM_TEXT);
+  TRY(rsc_builder_stream_push(b, s, S("a")));
+  TRY(rsc_builder_root(b, obj(b, 1, "s", s)));
+  FLUSH();
+  TRY(rsc_builder_stream_error(b, s, "dg"));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_async_iterator(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *s = rsc_build_stream(b, RSC_STREAM_ITERATOR);
+  TRY(rsc_builder_stream_push(b, s, N(1)));
+  TRY(rsc_builder_root(b, obj(b, 1, "it", s)));
+  FLUSH();
+  TRY(rsc_builder_stream_push(b, s, obj(b, 1, "a", N(2))));
+  TRY(rsc_builder_stream_close(b, s, S("done")));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_async_iterable(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *s = rsc_build_stream(b, RSC_STREAM_ITERABLE);
+  TRY(rsc_builder_root(b, obj(b, 1, "it", s)));
+  FLUSH();
+  TRY(rsc_builder_stream_push(b, s, S("x")));
+  TRY(rsc_builder_stream_push(b, s, S("y")));
+  TRY(rsc_builder_stream_close(b, s, NULL));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_bval *iter_of(rsc_builder *b, int n, rsc_bval *x, rsc_bval *y) {
+  rsc_bval *it = rsc_build_iterator(b);
+  if (rsc_build_push(b, it, x) || (n > 1 && rsc_build_push(b, it, y))) return NULL;
+  return it;
+}
+
+static rsc_status t_iterators(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  TRY(rsc_builder_root(b, obj(b, 2, "it", iter_of(b, 2, N(1), obj(b, 1, "a", N(2))), "arr",
+                              iter_of(b, 1, N(1), NULL))));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_shared(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *o = obj(b, 1, "a", N(1)), *a = arr(b, 2, o, N(2)), *e = el(b, H("i"), NULL, NULL),
+           *m = map_of(b, 1, N(1), N(2)), *p = obj(b, 1, "b", N(2));
+  TRY(rsc_builder_root(b, obj(b, 6, "x", o, "y", a, "z", arr(b, 6, o, a, e, e, m, m), "w",
+                              obj(b, 1, "deep", obj(b, 1, "o", o)), "k:1", p, "t", p)));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_shared_in_element(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *o = obj(b, 1, "a", N(1));
+  TRY(rsc_builder_root(b,
+                       el(b, H("div"), NULL, obj(b, 3, "a", o, "b", o, "children", arr(b, 1, o)))));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_shared_in_promise(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *o = obj(b, 1, "a", N(1)), *p = rsc_build_promise(b), *q = rsc_build_promise(b);
+  TRY(rsc_builder_resolve(b, p, o));
+  TRY(rsc_builder_resolve(b, q, arr(b, 2, o, obj(b, 1, "k", o))));
+  TRY(rsc_builder_root(b, obj(b, 3, "x", o, "p", p, "q", q)));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_shared_binary(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *u = rsc_build_binary(b, RSC_UINT8, "\x01", 1), *s = set_of(b, 1, u);
+  TRY(rsc_builder_root(b, arr(b, 5, u, u, s, s, obj(b, 1, "m", map_of(b, 1, S("k"), u)))));
+  FLUSH();
+  return RSC_OK;
+}
+
+static rsc_status t_cycle(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  rsc_bval *a = obj(b, 1, "n", N(1));
+  TRY(rsc_build_put(b, a, "self", 4, a));
+  TRY(rsc_build_put(b, a, "list", 4, arr(b, 2, a, arr(b, 1, a))));
+  TRY(rsc_builder_root(b, a));
+  FLUSH();
+  return RSC_OK;
+}
+
+#define REF(to) "{\"$\":\"ref\",\"to\":\"" to "\"}"
+#define SREF(id, bound)                                                                            \
+  "{\"$\":\"server_ref\",\"id\":\"app/actions.js#" id "\",\"bound\":" bound "}"
+#define UNDEF "{\"$\":\"undefined\"}"
+
 const builder_tree bt_trees[] = {
     {"primitives", t_primitives,
      "{\"ok\":[null,true,false,0,{\"$\":\"-0\"},1.5,1e21,-2.5e-7,{\"$\":\"NaN\"},"
@@ -692,7 +849,8 @@ const builder_tree bt_trees[] = {
     {"binary", t_binary,
      "{\"ok\":[{\"$\":\"ArrayBuffer\",\"base64\":\"AAA=\"},{\"$\":\"Int8Array\",\"base64\":\"/"
      "w==\"},"
-     "{\"$\":\"Uint8Array\",\"base64\":\"AQIK\"},{\"$\":\"Uint8ClampedArray\",\"base64\":\"/w==\"},"
+     "{\"$\":\"Uint8Array\",\"base64\":\"AQIK\"},{\"$\":\"Uint8ClampedArray\",\"base64\":\"/"
+     "w==\"},"
      "{\"$\":\"Int16Array\",\"base64\":\"/v8=\"},{\"$\":\"Uint16Array\",\"base64\":\"AwA=\"},"
      "{\"$\":\"Int32Array\",\"base64\":\"/P///"
      "w==\"},{\"$\":\"Uint32Array\",\"base64\":\"BQAAAA==\"},"
@@ -725,6 +883,90 @@ const builder_tree bt_trees[] = {
                                   "\"em\"", "null", "{\"children\":\"inner\"}")) "}")) "}") "}",
      NULL, 1},
     {"deferred", t_deferred, NULL, d_deferred, 1},
+    {"server_refs", t_server_refs,
+     "{\"ok\":{\"a\":" SREF("save", "null") ",\"again\":" SREF("save", "null") ",\"b\":" SREF(
+         "save", "[1,\"x\"]") ",\"c\":" SREF("other", "null") "}}",
+     NULL, 1},
+    {"form_data", t_form_data,
+     "{\"ok\":{\"f\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"],[\"a\",\"c\"],[\"n\",\"1\"]"
+     "]}}}",
+     NULL, 1},
+    {"form_data_file", t_form_data_file,
+     "{\"ok\":{\"$\":\"FormData\",\"entries\":[[\"a\",\"b\"],[\"file\",{\"$\":\"Blob\","
+     "\"type\":"
+     "\"text/x\",\"base64\":\"eno=\"}]]}}",
+     NULL, 1},
+    {"blobs", t_blobs,
+     "{\"ok\":{\"a\":{\"$\":\"Blob\",\"type\":\"text/plain\",\"base64\":\"aGVsbG8gd29ybGQ=\"},"
+     "\"b\":{\"$\":\"Blob\",\"type\":\"\",\"base64\":\"\"},\"c\":{\"$\":\"Blob\",\"type\":\"\","
+     "\"base64\":\"eHk=\"}}}",
+     NULL, 1},
+    {"text_stream", t_text_stream,
+     "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[\"a\",{\"x\":1},"
+     "\"b\"],"
+     "\"end\":{\"done\":" UNDEF "}}}}",
+     NULL, 1},
+    {"byte_stream", t_byte_stream,
+     "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"bytes\",\"base64\":\"AQID\",\"end\":{"
+     "\"done\":" UNDEF "}}}}",
+     NULL, 1},
+    /* A ReadableStream that errors drops the items not read yet. */
+    {"stream_error", t_stream_error,
+     "{\"ok\":{\"s\":{\"$\":\"ReadableStream\",\"type\":\"text\",\"items\":[],\"end\":{"
+     "\"error\":" ERR("dg") "}}}}",
+     NULL, 1},
+    {"async_iterator", t_async_iterator,
+     "{\"ok\":{\"it\":{\"$\":\"AsyncIterator\",\"items\":[1,{\"a\":2}],\"end\":{\"done\":"
+     "\"done\"}}}}",
+     NULL, 1},
+    {"async_iterable", t_async_iterable,
+     "{\"ok\":{\"it\":{\"$\":\"AsyncIterable\",\"items\":[\"x\",\"y\"],\"end\":{\"done\":" UNDEF
+     "}}}}",
+     NULL, 1},
+    {"iterators", t_iterators,
+     "{\"ok\":{\"it\":{\"$\":\"Iterator\",\"items\":[1,{\"a\":2}]},\"arr\":{\"$\":\"Iterator\","
+     "\"items\":[1]}}}",
+     NULL, 1},
+    {"shared", t_shared,
+     "{\"ok\":{\"x\":{\"a\":1},\"y\":[" REF("/ok/x") ",2],\"z\":[" REF("/ok/x") "," REF(
+         "/ok/y") "," ELEM("\"i\"", "null",
+                           "{}") "," REF("/ok/z/2") ",{\"$\":\"Map\",\"entries\":"
+                                                    "[[1,2]]}," REF(
+                                                        "/ok/z/4") "],\"w\":{"
+                                                                   "\"deep\":{"
+                                                                   "\"o\":" REF(
+                                                                       "/ok/x") "}"
+                                                                                "}"
+                                                                                ","
+                                                                                "\"k:"
+                                                                                "1\":"
+                                                                                "{"
+                                                                                "\"b\":2},"
+                                                                                "\"t\":{\"b\":"
+                                                                                "2}}}",
+     NULL, 1},
+    /* The element names its own row: React's client makes it a lazy. */
+    {"shared_in_element", t_shared_in_element,
+     "{\"ok\":" LAZY(ELEM("\"div\"", "null",
+                          "{\"a\":{\"a\":1},\"b\":" REF("/ok/value/props/a") ",\"children\":[" REF(
+                              "/ok/value/props/a") "]}")) "}",
+     NULL, 1},
+    {"shared_in_promise", t_shared_in_promise,
+     "{\"ok\":{\"x\":{\"a\":1},\"p\":{\"$\":\"promise\",\"status\":\"fulfilled\","
+     "\"value\":" REF("/ok/x") "},\"q\":{\"$\":\"promise\",\"status\":\"fulfilled\",\"value\":"
+                               "[" REF("/ok/x") ",{"
+                                                "\"k\":" REF("/ok/x") "}]}}}",
+     NULL, 1},
+    {"shared_binary", t_shared_binary,
+     "{\"ok\":[{\"$\":\"Uint8Array\",\"base64\":\"AQ==\"}," REF(
+         "/ok/0") ",{\"$\":\"Set\","
+                  "\"values\":[" REF("/ok/0") "]}," REF(
+                      "/ok/2") ",{\"m\":{\"$\":\"Map\",\"entries\":[[\"k\"," REF("/ok/0") "]]}}"
+                                                                                          "]}",
+     NULL, 1},
+    {"cycle", t_cycle,
+     "{\"ok\":{\"n\":1,\"self\":" REF("/ok") ",\"list\":[" REF("/ok") ",[" REF("/ok") "]]}}", NULL,
+     1},
     {"empty_object", t_empty_object, "{\"ok\":{}}", NULL, 0},
     {"string_root", t_string_root, "{\"ok\":\"hello\"}", NULL, 0},
     {"long_string_root", t_long_string_root, NULL, d_long_string_root, 0},
@@ -748,11 +990,13 @@ const builder_tree bt_trees[] = {
          "{\"children\":[" ELEM(LAZY(COUNTER), "null", "{\"n\":0}") "," ELEM(
              LAZY(COUNTER), "null",
              "{\"n\":1}") "," ELEM(LAZY(COUNTER), "null",
-                                   "{\"n\":2}") "," ELEM(LAZY("{\"$\":\"client_ref\",\"id\":\"app/"
+                                   "{\"n\":2}") "," ELEM(LAZY("{\"$\":\"client_ref\",\"id\":"
+                                                              "\"app/"
                                                               "widgets/"
                                                               "Counter.js\",\"chunks\":["
                                                               "\"widgets\","
-                                                              "\"widgets.0123456789.js\",\"extra\"]"
+                                                              "\"widgets.0123456789.js\","
+                                                              "\"extra\"]"
                                                               ",\"name\":\"Other\"}"),
                                                          "null", "{}") ",{\"ref\":" COUNTER
                                                                        "}]}") "}",
@@ -765,7 +1009,9 @@ const builder_tree bt_trees[] = {
      "{\"ok\":{\"p\":" PROMISE_OK("[\"x\",2]") "}}", NULL, 0},
     {"promise_rejected_early", t_promise_rejected_early,
      "{\"ok\":{\"p\":{\"$\":\"promise\",\"status\":\"rejected\",\"reason\":" ERR(
-         "quote\\\"d") "},\"l\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR("") "}}}",
+         "quote\\\"d") "},\"l\":{\"$\":\"lazy\",\"status\":\"rejected\",\"reason\":" ERR("") "}"
+                                                                                             "}"
+                                                                                             "}",
      NULL, 0},
     {"suspense_out_of_order", t_suspense_out_of_order,
      "{\"ok\":" ELEM("\"div\"", "null",
@@ -783,7 +1029,8 @@ const builder_tree bt_trees[] = {
      "{\"ok\":{\"when\":{\"$\":\"Date\",\"v\":\"2001-09-09T01:46:40.000Z\"},\"big\":{\"$\":"
      "\"bigint\","
      "\"v\":\"-170141183460469231731687303715884105728\"},\"sym\":{\"$\":\"symbol\",\"v\":"
-     "\"app.token\"},\"sym2\":{\"$\":\"symbol\",\"v\":\"app.token\"},\"frag\":{\"$\":\"symbol\","
+     "\"app.token\"},\"sym2\":{\"$\":\"symbol\",\"v\":\"app.token\"},\"frag\":{\"$\":"
+     "\"symbol\","
      "\"v\":\"react.fragment\"},\"err\":" ERRZ "}}",
      NULL, 0},
     {"undefined_members", t_undefined_members,

@@ -128,7 +128,7 @@ Test(builder, trees_react_wrote_are_byte_for_byte) {
     free(bytes);
     free(golden);
   }
-  cr_expect_eq(n, 13);
+  cr_expect_eq(n, 28);
 }
 
 /* --- each kind's bytes ---------------------------------------------------- */
@@ -271,31 +271,69 @@ Test(builder, a_row_whose_value_is_a_pending_lazy_waits_for_it) {
   rsc_builder_free(b);
 }
 
-Test(builder, a_value_with_identity_is_placed_once) {
+Test(builder, a_value_placed_twice_is_written_once_then_named) {
   rsc_builder *b = rsc_builder_new(NULL);
-  rsc_bval *x = rsc_build_array(b), *y = rsc_build_array(b), *z = rsc_build_array(b);
+  rsc_bval *x = rsc_build_array(b), *z = rsc_build_array(b), *o = rsc_build_object(b),
+           *p = rsc_build_object(b);
+  cr_expect_eq(rsc_build_push(b, z, rsc_build_number(b, 1)), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, z, x), RSC_OK); /* x -> z -> x */
   cr_expect_eq(rsc_build_push(b, x, z), RSC_OK);
-  cr_expect_eq(rsc_build_push(b, y, z), RSC_ERR_STATE);
-  cr_expect_eq(rsc_builder_status(b), RSC_ERR_STATE);
-  cr_expect_eq(rsc_build_push(b, x, x), RSC_ERR_STATE);
-  cr_expect_eq(rsc_build_push(b, z, x), RSC_OK); /* x -> z -> x: x now has a parent */
-  cr_expect_eq(rsc_builder_root(b, x), RSC_ERR_STATE);
-  /* primitives and client references may be placed again */
+  cr_expect_eq(rsc_build_push(b, x, z), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, x, o), RSC_OK);
+  /* under a key with ":" no path names it: written again */
+  cr_expect_eq(rsc_build_put(b, o, "a:b", 3, p), RSC_OK);
+  cr_expect_eq(rsc_build_put(b, o, "k", 1, p), RSC_OK);
+  cr_expect_eq(rsc_build_put(b, o, "l", 1, p), RSC_OK);
+  /* primitives and client references may be placed again, as before */
   rsc_bval *s = rsc_build_string(b, "s", 1);
   rsc_bval *c = rsc_build_client_ref(b, "m", NULL, 0, "n", 0);
-  cr_expect_eq(rsc_build_push(b, y, s), RSC_OK);
-  cr_expect_eq(rsc_build_push(b, y, s), RSC_OK);
-  cr_expect_eq(rsc_build_push(b, y, c), RSC_OK);
-  cr_expect_eq(rsc_build_push(b, y, c), RSC_OK);
-  rsc_bval *o = rsc_build_object(b);
-  cr_expect_eq(rsc_build_put(b, o, "k", 1, z), RSC_ERR_STATE);
-  cr_expect_eq(rsc_build_put(b, o, "k", 1, s), RSC_OK);
-  cr_expect_eq(rsc_build_map_put(b, o, s, s), RSC_ERR_STATE); /* not a map */
-  cr_expect_eq(rsc_build_push(b, o, s), RSC_ERR_STATE);       /* not an array */
-  cr_expect_null(rsc_build_element(b, rsc_build_string(b, "p", 1), NULL, 0, rsc_build_array(b)));
+  cr_expect_eq(rsc_build_put(b, p, "s", 1, s), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, x, s), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, x, c), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, x, c), RSC_OK);
+  cr_expect_eq(rsc_builder_root(b, x), RSC_OK);
+  out w = OUT;
+  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  expect_text(&w,
+              "1:I[\"m\",[],\"n\"]\n"
+              "0:[[1,\"$0\"],\"$0:0\",{\"a:b\":{\"s\":\"s\"},\"k\":{\"s\":\"s\"},\"l\":\"$0:2:k\"},"
+              "\"s\",\"$1\",\"$1\"]\n");
+  rsc_builder_free(b);
+
+  b = rsc_builder_new(NULL);
   rsc_bval *same = rsc_build_object(b);
+  cr_expect_eq(rsc_build_map_put(b, same, same, same), RSC_ERR_STATE); /* not a map */
+  cr_expect_eq(rsc_build_push(b, same, same), RSC_ERR_STATE);          /* not an array */
+  cr_expect_null(rsc_build_element(b, rsc_build_string(b, "p", 1), NULL, 0, rsc_build_array(b)));
   cr_expect_null(rsc_build_element(b, same, NULL, 0, same));
   cr_expect_eq(rsc_builder_status(b), RSC_ERR_STATE);
+  rsc_builder_free(b);
+}
+
+/* A row's value met again inside a later row is named "$<id>", and what
+ * it holds from there. */
+Test(builder, a_value_shared_across_rows_is_named_from_where_it_was_written) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  rsc_bval *o = rsc_build_object(b), *inner = rsc_build_array(b), *p = rsc_build_promise(b),
+           *p2 = rsc_build_promise(b), *root = rsc_build_array(b), *later = rsc_build_array(b);
+  cr_expect_eq(rsc_build_put(b, o, "in", 2, inner), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, root, p), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, root, p2), RSC_OK);
+  cr_expect_eq(rsc_builder_root(b, root), RSC_OK);
+  out w = OUT;
+  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  expect_text(&w, "0:[\"$@1\",\"$@2\"]\n");
+  cr_expect_eq(rsc_builder_resolve(b, p, o), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  expect_text(&w, "1:{\"in\":[]}\n");
+  cr_expect_eq(rsc_build_push(b, later, o), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, later, inner), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, later, root), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, later, p), RSC_OK);
+  cr_expect_eq(rsc_builder_resolve(b, p2, later), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  expect_text(&w, "2:[\"$1\",\"$1:in\",\"$0\",\"$@1\"]\n");
+  cr_expect_eq(rsc_builder_pending(b), 0);
   rsc_builder_free(b);
 }
 
@@ -402,14 +440,14 @@ static void *b_realloc(void *ctx, void *p, size_t old, size_t n) {
 }
 static void b_free(void *ctx, void *p) { free(p); }
 
-Test(builder, every_allocation_failure_is_an_error_code) {
-  /* the "page" tree: built under a budget of k allocations for every k
-   * until it fits; each run either fails with a code or writes the bytes
-   * it writes without a budget */
+/* A tree built under a budget of k allocations for every k until it fits;
+ * each run either fails with a code or writes the bytes it writes without a
+ * budget. */
+static void under_every_budget(const char *name, int min_failures) {
   const builder_tree *page = NULL;
   for (size_t i = 0; i < bt_count; i++)
-    if (!strcmp(bt_trees[i].name, "page")) page = &bt_trees[i];
-  cr_assert_not_null(page);
+    if (!strcmp(bt_trees[i].name, name)) page = &bt_trees[i];
+  cr_assert_not_null(page, "%s", name);
   size_t want_len;
   rsc_status s;
   char *want = bt_write(page, &want_len, &s);
@@ -431,13 +469,63 @@ Test(builder, every_allocation_failure_is_an_error_code) {
       cr_expect(!memcmp(o.p, want, want_len), "budget %ld", k);
       done = true;
     } else {
-      cr_expect(s == RSC_ERR_NOMEM, "budget %ld: %s", k, rsc_status_name(s));
+      cr_expect(s == RSC_ERR_NOMEM, "%s, budget %ld: %s", name, k, rsc_status_name(s));
       failures++;
     }
     free(o.p);
     rsc_builder_free(b);
   }
-  cr_expect(done);
-  cr_expect_gt(failures, 50);
+  cr_expect(done, "%s", name);
+  cr_expect_gt(failures, min_failures, "%s", name);
   free(want);
+}
+
+Test(builder, every_allocation_failure_is_an_error_code) {
+  under_every_budget("page", 50);
+  const char *more[] = {"shared",         "cycle",       "server_refs",      "form_data_file",
+                        "blobs",          "text_stream", "byte_stream",      "stream_error",
+                        "async_iterator", "iterators",   "shared_in_promise"};
+  for (size_t i = 0; i < sizeof more / sizeof *more; i++) under_every_budget(more[i], 5);
+}
+
+Test(builder, streams_and_the_new_kinds_refuse_misuse) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  cr_expect_null(rsc_build_stream(b, (rsc_stream_kind)9));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_BAD_VALUE);
+  rsc_bval *bytes = rsc_build_stream(b, RSC_STREAM_BYTES),
+           *text = rsc_build_stream(b, RSC_STREAM_TEXT),
+           *it = rsc_build_stream(b, RSC_STREAM_ITERATOR), *s = rsc_build_string(b, "s", 1);
+  cr_expect_eq(rsc_builder_stream_push(b, bytes, s), RSC_ERR_STATE); /* bytes only */
+  cr_expect_eq(rsc_builder_stream_close(b, text, s), RSC_ERR_STATE); /* no return value */
+  cr_expect_eq(rsc_builder_stream_push(b, s, s), RSC_ERR_STATE);     /* not a stream */
+  cr_expect_eq(rsc_builder_stream_close(b, it, s), RSC_OK);
+  cr_expect_eq(rsc_builder_stream_push(b, it, s), RSC_ERR_STATE); /* ended */
+  cr_expect_eq(rsc_builder_stream_error(b, it, "d"), RSC_ERR_STATE);
+  cr_expect_null(rsc_build_server_ref(b, "a#b", 3, rsc_build_object(b))); /* bound: an array */
+  cr_expect_null(rsc_build_blob(b, "t", 1, NULL, 3));
+  rsc_bval *f = rsc_build_form_data(b);
+  cr_expect_eq(rsc_build_form_append(b, f, "n", 1, rsc_build_number(b, 1)), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_form_append(b, s, "n", 1, s), RSC_ERR_STATE);
+  cr_expect_eq(rsc_build_push(b, rsc_build_iterator(b), s), RSC_OK);
+  rsc_builder_free(b);
+
+  /* an open stream is pending until it ends; its items follow as pushed */
+  b = rsc_builder_new(NULL);
+  rsc_bval *st = rsc_build_stream(b, RSC_STREAM_ITERABLE), *root = rsc_build_array(b);
+  cr_expect_eq(rsc_build_push(b, root, st), RSC_OK);
+  cr_expect_eq(rsc_build_push(b, root, st), RSC_OK);
+  cr_expect_eq(rsc_builder_root(b, root), RSC_OK);
+  out o = OUT;
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "1:X\n0:[\"$1\",\"$1\"]\n");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_expect_eq(rsc_builder_stream_push(b, st, rsc_build_number(b, 1)), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "1:1\n");
+  cr_expect_eq(rsc_builder_pending(b), 1);
+  cr_expect_eq(rsc_builder_stream_close(b, st, rsc_build_null(b)), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  expect_text(&o, "2:null\n1:C\"$2\"\n");
+  cr_expect_eq(rsc_builder_pending(b), 0);
+  rsc_builder_free(b);
 }

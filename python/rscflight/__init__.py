@@ -34,11 +34,8 @@ The full C API of include/rscflight.h is available as ``rscflight.lib``
 (with ``rscflight.ffi``) for anything this module does not wrap.
 """
 
-import array
-import datetime
 import json
 import reprlib
-import sys
 
 from . import _types
 from ._types import *  # noqa: F401,F403
@@ -288,214 +285,6 @@ def _encode(p):
         lib.rsc_decoder_free(d)
 
 
-_BINARY_KINDS = {
-    "Int8Array": "RSC_INT8", "Uint8Array": "RSC_UINT8", "Uint8ClampedArray": "RSC_UINT8_CLAMPED",
-    "Int16Array": "RSC_INT16", "Uint16Array": "RSC_UINT16", "Int32Array": "RSC_INT32",
-    "Uint32Array": "RSC_UINT32", "Float32Array": "RSC_FLOAT32", "Float64Array": "RSC_FLOAT64",
-    "BigInt64Array": "RSC_BIGINT64", "BigUint64Array": "RSC_BIGUINT64",
-}
-_BINARY_KINDS = {TYPED_ARRAYS[k]: getattr(lib, v) for k, v in _BINARY_KINDS.items()}
-_LITTLE = sys.byteorder == "little"
-
-
-def _utf8(s):
-    return s.encode("utf-8", "surrogatepass")  # WTF-8 for lone surrogates
-
-
-class _Writer:
-    """One dumps() call: Python values made into builder values, walked
-    depth first; lazies and promises queued to settle after the rows that
-    hold them are flushed."""
-
-    def __init__(self):
-        self.b = ffi.gc(lib.rsc_builder_new(ffi.NULL), lib.rsc_builder_free)
-        if self.b == ffi.NULL:
-            raise MemoryError("rscflight.dumps: no memory for a builder")
-        self.open = set()  # ids of the containers being walked (cycles)
-        self.later = []    # (builder value, Lazy or Promise, where)
-
-    def check(self, r, where):
-        if r == ffi.NULL or (isinstance(r, int) and r != lib.RSC_OK):
-            st = lib.rsc_builder_status(self.b) if r == ffi.NULL else r
-            if st == lib.RSC_ERR_NOMEM:
-                raise MemoryError("rscflight.dumps: out of memory at %s" % where)
-            raise ValueError("rscflight.dumps: the builder refused the value at %s (%s)"
-                             % (where, DecodeError.CODE_NAMES.get(st, st)))
-        return r
-
-    def refuse(self, v, where, why=""):
-        raise TypeError("rscflight.dumps: cannot write %s at %s%s"
-                        % (type(v).__name__, where, why and ": " + why))
-
-    def text(self, s, where):
-        if not isinstance(s, str):
-            self.refuse(s, where, "a str is needed here")
-        b = _utf8(s)
-        return b, len(b)
-
-    def cstr(self, s, where):
-        b, _ = self.text(s, where)
-        if b"\0" in b:
-            self.refuse(s, where, "a NUL character cannot be written here")
-        return b
-
-    def value(self, v, where):
-        b = self.b
-        t = type(v)
-        if v is None:
-            return self.check(lib.rsc_build_null(b), where)
-        if v is undefined:
-            return self.check(lib.rsc_build_undefined(b), where)
-        if t is bool:
-            return self.check(lib.rsc_build_bool(b, v), where)
-        if t is BigInt:
-            d = str(int(v)).encode()
-            return self.check(lib.rsc_build_bigint(b, d, len(d)), where)
-        if t is int:
-            try:
-                f = float(v)
-            except OverflowError:
-                f = None
-            if f is None or int(f) != v:
-                self.refuse(v, where, "%d is not a double (a BigInt is)" % v)
-            return self.check(lib.rsc_build_number(b, f), where)
-        if t is float:
-            return self.check(lib.rsc_build_number(b, v), where)
-        if t is DateString:
-            s, n = self.text(str(v), where)
-            return self.check(lib.rsc_build_date(b, s, n), where)
-        if isinstance(v, str):
-            s, n = self.text(str(v), where)
-            return self.check(lib.rsc_build_string(b, s, n), where)
-        if t is datetime.datetime:
-            if v.tzinfo is not None:
-                v = v.astimezone(datetime.timezone.utc)
-            s = ("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (
-                v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond // 1000)).encode()
-            return self.check(lib.rsc_build_date(b, s, len(s)), where)
-        if t is Symbol:
-            s, n = self.text(v.key, where + ".key")
-            return self.check(lib.rsc_build_symbol(b, s, n), where)
-        if isinstance(v, ServerError):
-            return self.check(lib.rsc_build_error(b), where)
-        if t is ClientReference:
-            return self.client_ref(v, where)
-        if t in (Lazy, Promise):
-            if v.status not in ("fulfilled", "rejected"):
-                self.refuse(v, where, "a %s %s has no value to write" % (t.__name__, v.status))
-            p = self.check((lib.rsc_build_lazy if t is Lazy else lib.rsc_build_promise)(b), where)
-            self.later.append((p, v, where))
-            return p
-        if t in _BINARY_KINDS:
-            if _LITTLE or v.itemsize == 1:
-                data = v.tobytes()
-            else:  # the payload's data is little-endian
-                c = array.array(v.typecode, v)
-                c.byteswap()
-                data = c.tobytes()
-            return self.binary(_BINARY_KINDS[t], data, where)
-        if t in (bytes, bytearray):
-            return self.binary(lib.RSC_ARRAY_BUFFER, bytes(v), where)
-        if t is memoryview:
-            return self.binary(lib.RSC_DATA_VIEW, v.tobytes(), where)
-        if t in (dict, list, tuple, Map, MapPairs, set, frozenset, SetItems, Element):
-            if id(v) in self.open:
-                self.refuse(v, where, "a cycle (the value holds itself)")
-            self.open.add(id(v))
-            try:
-                return self.container(v, t, where)
-            finally:
-                self.open.discard(id(v))
-        self.refuse(v, where)
-
-    def binary(self, kind, data, where):
-        return self.check(lib.rsc_build_binary(self.b, kind, data, len(data)), where)
-
-    def client_ref(self, v, where):
-        if v.import_map is not None:
-            self.refuse(v, where, "Parcel's references (import_map) are not written")
-        chunks = v.chunks if isinstance(v.chunks, list) else self.refuse(
-            v, where, "chunks must be a list of str")
-        for i, c in enumerate(chunks):
-            if not isinstance(c, str):
-                self.refuse(c, "%s.chunks[%d]" % (where, i), "the builder writes a "
-                            "reference's chunks as str")
-        keep = [ffi.new("char[]", self.cstr(c, "%s.chunks[%d]" % (where, i)))
-                for i, c in enumerate(chunks)]
-        arr = ffi.new("const char *[]", keep) if keep else ffi.NULL
-        if not isinstance(v.id, str):
-            self.refuse(v.id, where + ".id", "the builder writes a reference's id as str")
-        return self.check(lib.rsc_build_client_ref(
-            self.b, self.cstr(v.id, where + ".id"), arr, len(keep),
-            self.cstr(v.name, where + ".name"), bool(v.is_async)), where)
-
-    def container(self, v, t, where):
-        b = self.b
-        if t is Element:
-            ty = v.type
-            if type(ty) is Lazy and ty.status == "fulfilled" and type(ty.value) is ClientReference:
-                ty = ty.value  # the client's lazy for a client component: "$L" of its I row
-            if not (isinstance(ty, str) or type(ty) in (ClientReference, Symbol)):
-                self.refuse(ty, where + ".type", "an element's type is a str, a "
-                            "ClientReference or a Symbol")
-            tv = self.value(ty, where + ".type")
-            if v.key is None:
-                key, kn = ffi.NULL, 0
-            else:
-                key, kn = self.text(v.key, where + ".key")
-            props = v.props
-            if type(props) is not dict:
-                self.refuse(props, where + ".props", "an element's props are a dict")
-            pv = self.value(props, where + ".props")
-            return self.check(lib.rsc_build_element(b, tv, key, kn, pv), where)
-        if t is dict:
-            o = self.check(lib.rsc_build_object(b), where)
-            for k, x in v.items():
-                if not isinstance(k, str):
-                    self.refuse(k, "%s key %r" % (where, k), "object keys are str (a Map "
-                                "holds other keys)")
-                kb = _utf8(k)
-                self.check(lib.rsc_build_put(b, o, kb, len(kb),
-                                             self.value(x, "%s[%r]" % (where, k))), where)
-            return o
-        if t in (list, tuple):
-            a = self.check(lib.rsc_build_array(b), where)
-            for i, x in enumerate(v):
-                self.check(lib.rsc_build_push(b, a, self.value(x, "%s[%d]" % (where, i))), where)
-            return a
-        if t in (Map, MapPairs):
-            m = self.check(lib.rsc_build_map(b), where)
-            pairs = v.items() if t is Map else v
-            for i, pair in enumerate(pairs):
-                k, x = pair
-                p = "%s.entries[%d]" % (where, i)
-                kv = self.value(k, p + ".key")
-                self.check(lib.rsc_build_map_put(b, m, kv, self.value(x, p + ".value")), where)
-            return m
-        s = self.check(lib.rsc_build_set(b), where)
-        for i, x in enumerate(v):
-            self.check(lib.rsc_build_push(b, s, self.value(x, "%s.values[%d]" % (where, i))), where)
-        return s
-
-    def write(self, root):
-        cb, out = _collect()
-        self.check(lib.rsc_builder_root(self.b, self.value(root, "value")), "value")
-        self.check(lib.rsc_builder_flush(self.b, cb, ffi.NULL), "value")
-        while self.later:
-            batch, self.later = self.later, []
-            for p, th, where in batch:
-                if th.status == "fulfilled":
-                    self.check(lib.rsc_builder_resolve(
-                        self.b, p, self.value(th.value, where + ".value")), where)
-                else:
-                    d = getattr(th.reason, "digest", undefined)
-                    digest = self.cstr(d, where + ".reason.digest") if isinstance(d, str) \
-                        else ffi.NULL
-                    self.check(lib.rsc_builder_reject(self.b, p, digest), where)
-            self.check(lib.rsc_builder_flush(self.b, cb, ffi.NULL), "value")
-        return b"".join(out)
-
-
 def dumps(value, *, bundler="webpack"):
     """Write Flight: the rows React 19.3.1's server (webpack's, Node) writes
     for ``value``, as bytes.
@@ -505,26 +294,33 @@ def dumps(value, *, bundler="webpack"):
     for what React's servers write (tests/encode-known.txt lists the few
     exceptions); its value is not read.
 
-    Any other value goes through the builder (rsc_build_*): the types
-    ``loads`` returns (None, bool, int, float, str, list, dict, undefined,
-    BigInt, datetime and DateString, Symbol, Element, ClientReference,
-    Lazy and Promise that fulfilled or rejected (their rows follow the one
-    that holds them, as Suspense streams them), Map and MapPairs, set and
-    SetItems, bytes/bytearray (ArrayBuffer), memoryview (DataView), the
-    typed arrays, ServerError (an Error, written as production servers do,
-    without its message)), and tuple and frozenset. An element's type that
-    is a ClientReference is written as React writes it, and decodes to a
-    Lazy of the reference, as React's client makes it (such a Lazy is
-    written back as the reference). A Lazy that is a row's whole value (the
-    root, a Promise's or Lazy's value) is written in place, as React's
-    server waits for it. ``loads(dumps(x))``
-    then equals x as a value. A value that appears in two places is
-    written in each (identity is not kept, but for the I row a client
-    reference shares); a value that holds itself, a Lazy or Promise not
-    settled, an int no double holds, a ClientReference with an int id or
-    chunk (webpack's numeric ids) or an import map, and the kinds no host writes (ServerReference,
-    TemporaryReference, FormData, Blob, Iterator, Stream, Function...) raise
-    TypeError naming the value's type and where it sits ("value['a'][0]").
+    Any other value goes through the builder (rsc_build_*), walked in C
+    (python/_dumps.c): the types ``loads`` returns (None, bool, int, float,
+    str, list, dict, undefined, BigInt, datetime and DateString, Symbol,
+    Element, ClientReference, ServerReference (its id and bound list or
+    None: an outlined {id, bound} row), Lazy and Promise that fulfilled or
+    rejected (their rows follow the one that holds them, as Suspense
+    streams them), Map and MapPairs, set and SetItems, FormData, Blob,
+    Iterator, Stream that ended (done or errored; its items and end in rows
+    after the one that holds it), bytes/bytearray (ArrayBuffer), memoryview
+    (DataView), the typed arrays, ServerError (an Error, written as
+    production servers do, without its message)), and tuple and frozenset.
+    An element's type that is a ClientReference is written as React writes
+    it, and decodes to a Lazy of the reference, as React's client makes it
+    (such a Lazy is written back as the reference). A Lazy that is a row's
+    whole value (the root, a Promise's or Lazy's value) is written in place,
+    as React's server waits for it. A value with identity (a container,
+    Element, binary value, Blob, FormData, Iterator, Stream...) that appears
+    in two places is written once and named in the other ("$0:a:1", as
+    React's server dedupes), so ``loads(dumps(x))`` equals x as a value,
+    shared values and cycles included (an element that names a value of its
+    own row decodes to a fulfilled Lazy of it, as in React's client). An
+    element that holds itself, a Lazy or Promise not settled, a Stream
+    still open, an int no double holds, a ClientReference with an int id or
+    chunk (webpack's numeric ids) or an import map, and the kinds no host
+    writes (TemporaryReference, Function...) raise TypeError naming the
+    value's type and where it sits ("value['a'][0]"); a value nested deeper
+    than 4096 levels raises ValueError.
 
     bundler: the I rows' shape; the builder writes webpack's only (a
     Payload keeps the bundler it was decoded with).
@@ -535,21 +331,7 @@ def dumps(value, *, bundler="webpack"):
         raise ValueError("bundler must be one of %s, not %r" % (", ".join(_BUNDLERS), bundler))
     if bundler != "webpack":
         raise ValueError("dumps writes webpack's I rows only, not %s's" % bundler)
-    # The walk recurses twice per level; the builder writes 4096 levels.
-    limit = sys.getrecursionlimit()
-    if limit < _DUMPS_RECURSION:
-        sys.setrecursionlimit(_DUMPS_RECURSION)
-    try:
-        return _Writer().write(value)
-    except RecursionError:
-        raise ValueError("rscflight.dumps: the value is nested deeper than the 4096 levels "
-                         "the builder writes") from None
-    finally:
-        if limit < _DUMPS_RECURSION:
-            sys.setrecursionlimit(limit)
-
-
-_DUMPS_RECURSION = 2 * 4096 + 1000
+    return _n._dumps(value)  # the walk in C (python/_dumps.c)
 
 
 class Decoder:

@@ -15,30 +15,53 @@ import rscflight as R
 from conftest import FIXTURES, REACT_FIXTURES, ROOT
 
 
-def _fresh(value):
-    """The dump document of a value with sharing spelled out: dumps writes a
-    value met twice twice, so identity is not compared."""
-    return pydump._deep(lambda: {"ok": pydump._Walker().value(value, "/ok", True)})
+def _doc(value):
+    """The dump document of a value: dumps writes a value met twice once and
+    names it after, so shared values and cycles are refs on both sides."""
+    return pydump._deep(lambda: {"ok": pydump._Walker().value(value, "/ok")})
+
+
+def _lazy_element(d):
+    while isinstance(d, dict) and d.get("$") == "lazy" and d.get("status") == "fulfilled":
+        d = d.get("value")
+    return isinstance(d, dict) and d.get("$") == "element"
 
 
 def _unwrap_lazy_elements(doc):
-    """A fulfilled lazy of an element as the element: React's server outlines
-    an element past 3200 units of a row's text as "$L" of its own row, and
-    React's client renders that lazy as the element."""
-    def walk(d):
+    """A fulfilled lazy of an element (of a lazy of one...) as the element:
+    React's server outlines an element past 3200 units of a row's text as
+    "$L" of its own row, React's client makes an element that names values
+    of its own row a lazy, and it renders such lazies as the element."""
+    unwrapped = []  # where lazies were, deepest last
+
+    def walk(d, path):
         if isinstance(d, list):
-            return [walk(x) for x in d]
+            return [walk(x, "%s/%d" % (path, i)) for i, x in enumerate(d)]
         if isinstance(d, dict):
-            if (d.get("$") == "lazy" and d.get("status") == "fulfilled"
-                    and isinstance(d.get("value"), dict) and d["value"].get("$") == "element"):
-                return walk(d["value"])
-            return {k: walk(x) for k, x in d.items()}
+            if d.get("$") == "lazy" and _lazy_element(d):
+                unwrapped.append(path)
+                return walk(d["value"], path + "/value")
+            return {k: walk(x, path + "/" + k.replace("~", "~0").replace("/", "~1"))
+                    for k, x in d.items()}
         return d
-    return pydump._deep(walk, doc)
+
+    def repoint(d):  # refs into an unwrapped lazy's value name the element
+        if isinstance(d, list):
+            return [repoint(x) for x in d]
+        if isinstance(d, dict):
+            if d.get("$") == "ref" and isinstance(d.get("to"), str):
+                to = d["to"]
+                for u in reversed(unwrapped):
+                    if to == u + "/value" or to.startswith(u + "/value/"):
+                        to = u + to[len(u) + 6:]
+                return {"$": "ref", "to": to}
+            return {k: repoint(x) for k, x in d.items()}
+        return d
+    return pydump._deep(lambda: repoint(walk(doc, "")))
 
 
 def _same_value(a, b):
-    ea, eb = _unwrap_lazy_elements(_fresh(a)), _unwrap_lazy_elements(_fresh(b))
+    ea, eb = _unwrap_lazy_elements(_doc(a)), _unwrap_lazy_elements(_doc(b))
     return pydump.equal(ea, eb), ea, eb
 
 
@@ -89,6 +112,11 @@ def _differs_for_known_reason(x):
         elif isinstance(v, (R.Lazy, R.Promise)):
             walk(v.value, seen)
             walk(v.reason, seen)
+        elif isinstance(v, R.Stream):
+            if v.status == "errored":
+                found.append("a stream's error (written with its digest only)")
+            for y in v.items:
+                walk(y, seen)
     pydump._deep(walk, x, set())
     return found
 
@@ -228,6 +256,8 @@ def test_a_changed_value_is_written_by_the_builder():
     out = R.dumps(p.value)
     assert out != data
     got = R.loads(out)
+    while isinstance(got, R.Lazy):  # an element that names values of its own row
+        got = got.value
     assert got.props["data-changed"] == "yes"
     assert got.props["children"] == ["new", -12] and type(got.props["children"][1]) is R.BigInt
     _round_trip(p.value)
@@ -305,21 +335,76 @@ def test_lazies_and_promises_follow_their_rows():
     assert got[0].status == "rejected" and got[0].reason.digest == "d1"
 
 
-def test_a_shared_value_is_written_in_each_place():
+def test_a_shared_value_is_written_once_then_named():
     shared = {"a": [1]}
-    got = R.loads(R.dumps([shared, shared, R.Element("i", None, {"x": shared})]))
-    assert got[0] == got[1] == got[2].props["x"] == shared
+    assert R.dumps([shared, shared, {"x": shared["a"]}]) == b'0:[{"a":[1]},"$0:0",{"x":"$0:0:a"}]\n'
+    got = R.loads(R.dumps([shared, shared, {"x": shared["a"]}]))
+    assert got[0] is got[1] and got[2]["x"] is got[0]["a"] and got[0] == shared
+    # an element that names a value of its own row decodes to a lazy of it
+    # (React's client); one in a row of its own is named "$<id>"
+    el = R.Element("i", None, {"x": shared})
+    got = R.loads(R.dumps([shared, el]))
+    assert got[1].status == "fulfilled" and got[1].value.props["x"] is got[0]
+    p = R.Promise(status="fulfilled", value=shared)
+    data = R.dumps([p, {"again": shared}])
+    # the promise's row comes after row 0, where the value is met first
+    assert data == b'0:["$@1",{"again":{"a":[1]}}]\n1:"$0:1:again"\n', data
+    got = R.loads(data)
+    assert got[0].value is got[1]["again"]
+
+
+def test_server_references_form_data_blobs_iterators_streams():
+    save = R.ServerReference("app/actions.js#save", None)
+    bound = R.ServerReference("app/actions.js#save", [1, "x"])
+    assert R.dumps({"a": save, "b": save, "c": bound}) == (
+        b'1:{"id":"app/actions.js#save","bound":null}\n'
+        b'2:{"id":"app/actions.js#save","bound":"$@3"}\n'
+        b'0:{"a":"$h1","b":"$h1","c":"$h2"}\n3:[1,"x"]\n')
+    blob = R.Blob("text/plain", b"hello")
+    fd = R.FormData([("a", "b"), ("file", blob), ("a", "c")])
+    assert R.dumps(fd) == (b'1:[["a","b"],["file","$B2"],["a","c"]]\n0:"$K1"\n'
+                           b'3:o5,hello2:["text/plain","$3"]\n')
+    x = {
+        "actions": [save, bound, save], "fd": fd, "blob": blob, "empty": R.Blob("", b""),
+        "it": R.Iterator([1, {"a": 2}]),
+        "text": R.Stream("text", ["a", {"x": 1}, "b" * 2000], status="done", value=R.undefined),
+        "bytes": R.Stream("bytes", [R.Uint8Array(b"\x01\x02"), b"\x03"], status="done",
+                          value=R.undefined),
+        "iterable": R.Stream("iterable", ["x"], status="done", value=R.undefined),
+        "iterator": R.Stream("iterator", [1, [2]], status="done", value={"r": 1}),
+        "failed": R.Stream("iterator", [1], status="errored",
+                           reason=R.ServerError("boom", digest="d1")),
+    }
+    data = R.dumps(x)
+    got = R.loads(data)
+    assert data.count(b'{"id":"app/actions.js#save","bound":null}') == 1  # one row, "$h" twice
+    assert got["actions"][0].id == got["actions"][2].id and got["actions"][1].bound == [1, "x"]
+    assert got["fd"] == [("a", "b"), ("file", got["blob"]), ("a", "c")]
+    assert got["blob"].data == b"hello" and got["empty"].data == b""
+    assert got["it"].items == [1, {"a": 2}]
+    assert got["text"].items == ["a", {"x": 1}, "b" * 2000] and got["text"].status == "done"
+    assert got["bytes"].data() == b"\x01\x02\x03"
+    assert got["iterator"].value == {"r": 1} and got["iterable"].items == ["x"]
+    assert got["failed"].status == "errored" and got["failed"].reason.digest == "d1"
+    del x["failed"], got["failed"]
+    ok, ea, eb = _same_value(x, got)
+    assert ok, pydump.explain(ea, eb)
 
 
 # ---- refused values ------------------------------------------------------------------
 
 @pytest.mark.parametrize("value, where, what", [
     (object(), "value", "object"),
-    ({"a": [1, R.ServerReference("id")]}, "value['a'][1]", "ServerReference"),
-    ([R.FormData([("a", "b")])], "value[0]", "FormData"),
-    ([R.Blob("text/plain", b"x")], "value[0]", "Blob"),
+    ({"a": [1, R.ServerReference(5)]}, "value['a'][1].id", "int"),
+    ([R.ServerReference("id", R.Promise(status="pending"))], "value[0].bound", "Promise"),
+    ([R.FormData([("a", 1)])], "value[0].entries[0].value", "int"),
+    ([R.FormData([(2, "b")])], "value[0].entries[0].name", "int"),
+    ([R.Blob("text/plain", 5)], "value[0].data", "int"),
+    ([R.Blob(None, b"")], "value[0].type", "NoneType"),
     ({"s": R.Stream("text")}, "value['s']", "Stream"),
-    ([R.Iterator([1])], "value[0]", "Iterator"),
+    ([R.Stream("nope", status="done")], "value[0]", "Stream"),
+    ([R.Stream("bytes", [1], status="done")], "value[0].items[0]", "int"),
+    ([R.Stream("text", [object()], status="done")], "value[0].items[0]", "object"),
     ([R.TemporaryReference("x")], "value[0]", "TemporaryReference"),
     ([R.Function("() => 1")], "value[0]", "Function"),
     ({1: "a"}, "value key 1", "int"),
@@ -353,11 +438,17 @@ def test_deep_values():
         R.dumps(x)
 
 
-def test_cycles_raise_type_error():
+def test_cycles_are_written_as_references():
     a = []
     a.append({"self": a})
-    with pytest.raises(TypeError, match=r"at value\[0\]\['self'\]: a cycle"):
-        R.dumps(a)
+    assert R.dumps(a) == b'0:[{"self":"$0"}]\n'
+    got = R.loads(R.dumps(a))
+    assert got[0]["self"] is got
+    # an element is made after its props: one that holds itself cannot be
+    el = R.Element("div", None, {})
+    el.props["children"] = [el]
+    with pytest.raises(TypeError, match=r"at value.props\['children'\]\[0\]: a cycle"):
+        R.dumps(el)
 
 
 def test_bundler_option():

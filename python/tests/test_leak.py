@@ -207,3 +207,68 @@ def test_a_big_decoder_is_not_left_in_the_c_librarys_slot():
         d.feed(small + b"0:[" + b",".join(b'"$%x"' % i for i in range(1, 4001)) + b"]\n")
         d.finish()
     assert kept_by_the_library() > 1 << 18
+
+
+def _dumps_values():
+    """Values of every kind dumps writes, and values it refuses (each error
+    path of its C walk)."""
+    ref = R.ClientReference("./Button.js", ["c1", "c1.js"], "default")
+    ok = [
+        {"s": "x", "u": "é\ud800", "n": [1, 2.5, -0.0, 2 ** 60, None, True, R.undefined],
+         "big": R.BigInt(-10 ** 30), "d": R.DateString("+275760-09-13T00:00:00.000Z"),
+         "m": R.Map({"a": [1]}), "mp": R.MapPairs([([1], 2)]), "set": {1, "a"},
+         "si": R.SetItems([[1]]), "b": b"ab", "ba": bytearray(b"c"), "mv": memoryview(b"xy"),
+         "f": R.Float64Array(b"\0" * 8), "sym": R.Symbol("react.fragment"), "t": (1, 2),
+         "e": R.ServerError("m")},
+        R.Element("div", "k", {"children": [R.Element(ref, None, {}), "t" * 2000]}),
+        [R.Lazy(status="fulfilled", value={"a": R.Promise(status="fulfilled", value=[1])}),
+         R.Promise(status="rejected", reason=R.ServerError("x", digest="d"))],
+        [R.ServerReference("m#a", [1]), R.FormData([("a", "b"), ("f", R.Blob("t", b"x"))]),
+         R.Iterator([1]), R.Stream("text", ["a", {"b": 1}], status="done", value=R.undefined),
+         R.Stream("bytes", [b"\x01"], status="done", value=R.undefined),
+         R.Stream("iterator", [1], status="done", value=[2]),
+         R.Stream("iterable", [], status="errored", reason=R.ServerError("x", digest="d"))],
+    ]
+    cyc = []
+    cyc.append({"self": cyc})
+    shared = {"a": [1]}
+    ok.append([shared, shared, cyc])
+    el = R.Element("a", None, {})
+    el.props["c"] = [el]
+    bad = [object(), {"a": [1, R.TemporaryReference("x")]}, {1: "a"}, [2 ** 80 + 1],
+           [R.Lazy(status="pending")], R.Element(R.Element("a", None, {}), None, {}),
+           R.ClientReference("a", ["b\0"], "x"), R.ClientReference(5, [], "x"), el,
+           R.MapPairs([(1, 2, 3)]), R.Element("a", 5, {}), R.Stream("text"),
+           R.ServerReference("x", 5), R.FormData([("a", 1)]), R.Blob("t", 5),
+           R.Stream("bytes", [1], status="done")]
+    return ok, bad
+
+
+def _dumps_one(i):
+    ok, bad = _dumps_values()  # made anew: a reference kept would keep them alive
+    R.dumps(ok[i % len(ok)])
+    try:
+        R.dumps(bad[i % len(bad)])
+    except (TypeError, ValueError):
+        pass
+
+
+def test_dumps_does_not_leak():
+    for i in range(300):
+        _dumps_one(i)
+    gc.collect()
+    objs0 = len(gc.get_objects())
+    tracemalloc.start()
+    try:
+        for i in range(300):
+            _dumps_one(i)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(3000):
+            _dumps_one(i)
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(gc.get_objects()) - objs0 < 1000
+    assert after - before < 256 * 1024, "Python memory grew by %d bytes" % (after - before)

@@ -25,6 +25,7 @@ function client(key) {
   }
   return refs[key];
 }
+function action(id, name) { return server.registerServerReference(function () {}, id, name); }
 const tick = () => new Promise((r) => setTimeout(r, 5));
 function later(value, ms) { return new Promise((r) => setTimeout(() => r(value), ms)); }
 function fails(ms) { return new Promise((_, rej) => setTimeout(() => rej(new Error('nope')), ms)); }
@@ -60,6 +61,28 @@ const MODELS = {
     return h(React.Suspense, { fallback: null }, h(Outer));
   },
   deferred: () => ['a'.repeat(1000), 'b'.repeat(1000), 'c'.repeat(1000), 'd'.repeat(300), h('i', null), h('u', null)],
+  server_refs: () => {
+    const save = action('app/actions.js', 'save');
+    return { a: save, again: save, b: save.bind(null, 1, 'x'), c: action('app/actions.js', 'other') };
+  },
+  form_data: () => { const f = new FormData(); f.append('a', 'b'); f.append('a', 'c'); f.append('n', '1'); return { f }; },
+  form_data_file: () => { const f = new FormData(); f.append('a', 'b'); f.append('file', new Blob(['zz'], { type: 'text/x' })); return f; },
+  blobs: () => ({ a: new Blob(['hello world'], { type: 'text/plain' }), b: new Blob([]), c: new Blob(['xy']) }),
+  text_stream: () => ({ s: new ReadableStream({ async start(c) { c.enqueue('a'); c.enqueue({ x: 1 }); await tick(); c.enqueue('b'); c.close(); } }) }),
+  byte_stream: () => ({ s: new ReadableStream({ type: 'bytes', async start(c) { c.enqueue(new Uint8Array([1, 2])); await tick(); c.enqueue(new Uint8Array([3])); c.close(); } }) }),
+  stream_error: () => ({ s: new ReadableStream({ async start(c) { c.enqueue('a'); await tick(); c.error(new Error('x')); } }) }),
+  async_iterator: () => { async function* g() { yield 1; await tick(); yield { a: 2 }; return 'done'; } return { it: g() }; },
+  async_iterable: () => ({ it: { async *[Symbol.asyncIterator]() { yield 'x'; yield 'y'; } } }),
+  iterators: () => { function* g() { yield 1; yield { a: 2 }; } return { it: g(), arr: new Set([1]).values() }; },
+  shared: () => {
+    const o = { a: 1 }, arr = [o, 2], e = h('i', null), m = new Map([[1, 2]]);
+    const p = { b: 2 };
+    return { x: o, y: arr, z: [o, arr, e, e, m, m], w: { deep: { o } }, 'k:1': p, t: p };
+  },
+  shared_in_element: () => { const o = { a: 1 }; return h('div', { a: o, b: o, children: [o] }); },
+  shared_in_promise: () => { const o = { a: 1 }; return { x: o, p: Promise.resolve(o), q: Promise.resolve([o, { k: o }]) }; },
+  shared_binary: () => { const u = new Uint8Array([1]); const s = new Set([u]); return [u, u, s, s, { m: new Map([['k', u]]) }]; },
+  cycle: () => { const a = { n: 1 }; a.self = a; a.list = [a, [a]]; return a; },
 };
 
 function render(model) {
