@@ -938,6 +938,13 @@ RSC_API rsc_bval *rsc_build_binary(rsc_builder *b, rsc_binary_kind kind, const v
  * share one I row. */
 RSC_API rsc_bval *rsc_build_client_ref(rsc_builder *b, const char *id, const char *const *chunks,
                                        size_t n_chunks, const char *name, int async);
+/* A client reference given as its I row's metadata, a JSON array on one
+ * line, for what the function above cannot spell: webpack's numeric module and
+ * chunk ids ([1337,[7,"7.chunk.js"],"default"]). It must be what React's
+ * webpack client reads as a client reference (checked by decoding it as
+ * one; else RSC_ERR_BAD_VALUE). Written as given; references with the
+ * same text share one I row. */
+RSC_API rsc_bval *rsc_build_client_ref_json(rsc_builder *b, const char *json, size_t len);
 /* An element: type is a string (a host tag), a client reference or a
  * symbol; key NULL for a null key; props an object, or NULL for {}. */
 RSC_API rsc_bval *rsc_build_element(rsc_builder *b, rsc_bval *type, const char *key, size_t key_len,

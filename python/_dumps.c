@@ -330,6 +330,33 @@ static rsc_bval *d_binary(dwalk *w, PyObject *v, rsc_binary_kind kind) {
   return r;
 }
 
+/* A reference with numeric ids: its metadata as JSON text,
+ * json.dumps([id, chunks, name(, 1)]) without spaces (what webpack's
+ * server writes), for rsc_build_client_ref_json. */
+static rsc_bval *d_client_ref_json(dwalk *w, PyObject *id, PyObject *chunks, PyObject *name,
+                                   PyObject *async) {
+  int is_async = PyObject_IsTrue(async);
+  if (is_async < 0) return NULL;
+  rsc_bval *r = NULL;
+  PyObject *json = PyImport_ImportModule("json");
+  PyObject *fn = json ? PyObject_GetAttrString(json, "dumps") : NULL;
+  PyObject *meta = is_async ? Py_BuildValue("[OOOi]", id, chunks, name, 1)
+                            : Py_BuildValue("[OOO]", id, chunks, name);
+  PyObject *args = meta ? PyTuple_Pack(1, meta) : NULL;
+  PyObject *kw = Py_BuildValue("{s:(ss),s:O}", "separators", ",", ":", "ensure_ascii", Py_False);
+  PyObject *text = fn && args && kw ? PyObject_Call(fn, args, kw) : NULL;
+  Py_ssize_t len;
+  const char *s = text ? PyUnicode_AsUTF8AndSize(text, &len) : NULL;
+  if (s) r = d_check(w, rsc_build_client_ref_json(w->b, s, (size_t)len));
+  Py_XDECREF(text);
+  Py_XDECREF(kw);
+  Py_XDECREF(args);
+  Py_XDECREF(meta);
+  Py_XDECREF(fn);
+  Py_XDECREF(json);
+  return r;
+}
+
 static rsc_bval *d_client_ref(dwalk *w, PyObject *v) {
   const slotted *s = &T.client_ref;
   PyObject *chunks = get_slot(v, s, CR_CHUNKS), *id = get_slot(v, s, CR_ID),
@@ -340,20 +367,37 @@ static rsc_bval *d_client_ref(dwalk *w, PyObject *v) {
     return NULL;
   }
   if (imap != Py_None) return d_refuse(w, v, "Parcel's references (import_map) are not written");
-  if (!PyList_Check(chunks)) return d_refuse(w, v, "chunks must be a list of str");
+  if (!PyList_Check(chunks)) return d_refuse(w, v, "chunks must be a list of str or int");
   Py_INCREF(chunks);
   Py_ssize_t n = PyList_GET_SIZE(chunks);
   PyObject **holds = NULL;
   const char **arr = NULL;
   rsc_bval *r = NULL;
-  for (Py_ssize_t i = 0; i < n; i++)
-    if (!PyUnicode_Check(PyList_GET_ITEM(chunks, i))) {
+  /* webpack's numeric module and chunk ids: the metadata as JSON text */
+  int numeric = PyLong_CheckExact(id);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *c = PyList_GET_ITEM(chunks, i);
+    if (PyLong_CheckExact(c)) {
+      numeric = 1;
+    } else if (!PyUnicode_Check(c)) {
       if (!d_push(w, ".chunks[", NULL, i, "]")) {
-        d_refuse(w, PyList_GET_ITEM(chunks, i), "the builder writes a reference's chunks as str");
+        d_refuse(w, c, "a reference's chunks are str or int");
         d_pop(w);
       }
       goto done;
     }
+  }
+  if (numeric) {
+    if (!PyUnicode_Check(id) && !PyLong_CheckExact(id)) {
+      if (!d_push(w, ".id", NULL, -1, "")) {
+        d_refuse(w, id, "a reference's id is str or int");
+        d_pop(w);
+      }
+      goto done;
+    }
+    r = d_client_ref_json(w, id, chunks, name, async);
+    goto done;
+  }
   holds = (PyObject **)calloc((size_t)n + 3, sizeof *holds);
   arr = (const char **)calloc((size_t)n + 1, sizeof *arr);
   if (!holds || !arr) {
@@ -368,9 +412,8 @@ static rsc_bval *d_client_ref(dwalk *w, PyObject *v) {
     if (!arr[i]) goto done;
   }
   if (d_push(w, ".id", NULL, -1, "")) goto done;
-  const char *cid = PyUnicode_Check(id)
-                        ? d_cstr(w, id, &holds[n])
-                        : d_refuse(w, id, "the builder writes a reference's id as str");
+  const char *cid = PyUnicode_Check(id) ? d_cstr(w, id, &holds[n])
+                                        : d_refuse(w, id, "a reference's id is str or int");
   d_pop(w);
   if (!cid || d_push(w, ".name", NULL, -1, "")) goto done;
   const char *cname = d_cstr(w, name, &holds[n + 1]);

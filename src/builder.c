@@ -382,6 +382,55 @@ rsc_bval *rsc_build_client_ref(rsc_builder *b, const char *id, const char *const
   return r;
 }
 
+/* BK_CREF's sub: async (1), or its metadata given as JSON text in str. */
+enum { CREF_JSON = 2 };
+
+/* Whether React's webpack client reads json as a client reference: an I
+ * row of it, decoded, named by the root. */
+static bool client_ref_metadata(rsc_builder *b, const char *json, size_t len) {
+  if (memchr(json, '\n', len)) return false; /* the row would end there */
+  size_t at = 0;
+  while (at < len && (json[at] == ' ' || json[at] == '\t' || json[at] == '\r')) at++;
+  if (at == len || json[at] != '[') return false; /* webpack's array, not React 18's object */
+  static const char head[] = "1:I", tail[] = "\n0:\"$1\"\n";
+  size_t n = sizeof head - 1 + len + sizeof tail - 1;
+  char *row = (char *)rsc__heap_alloc(&b->al, n);
+  if (!row) {
+    b->status = RSC_ERR_NOMEM;
+    return false;
+  }
+  memcpy(row, head, sizeof head - 1);
+  memcpy(row + sizeof head - 1, json, len);
+  memcpy(row + sizeof head - 1 + len, tail, sizeof tail - 1);
+  rsc_options opt;
+  rsc_options_init(&opt);
+  opt.alloc = b->al;
+  rsc_error err;
+  rsc_decoder *d = rsc_decode(row, n, &opt, &err);
+  bool ok = false;
+  if (!d || err.code == RSC_ERR_NOMEM) b->status = RSC_ERR_NOMEM;
+  else if (err.code == RSC_OK)
+    ok = rsc_node_kind(rsc_chunk_value(rsc_decoder_root(d))) == RSC_CLIENT_REF;
+  rsc_decoder_free(d);
+  rsc__heap_free(&b->al, row);
+  return ok;
+}
+
+rsc_bval *rsc_build_client_ref_json(rsc_builder *b, const char *json, size_t len) {
+  if (!b) return NULL;
+  if (!json) {
+    b->status = RSC_ERR_STATE;
+    return NULL;
+  }
+  if (!client_ref_metadata(b, json, len)) {
+    if (!b->status) b->status = RSC_ERR_BAD_VALUE;
+    return NULL;
+  }
+  rsc_bval *r = text_val(b, BK_CREF, json, len);
+  if (r) r->sub = CREF_JSON;
+  return r;
+}
+
 /* A value with one item (the items array grown to hold it). */
 static bool hold(rsc_builder *b, rsc_bval *v, rsc_bval *item) {
   if (!grow(b, (void **)&v->items, &v->cap, v->n + 1, sizeof *v->items)) return false;
@@ -847,8 +896,37 @@ static int import_string(rsc_builder *b, rsc_text *t, const char *s) {
   return 0;
 }
 
+/* A reference given as metadata text: its I row, once per text. */
+static int client_ref_json(rsc_builder *b, rsc_text *t, rsc_bval *v, const char *prefix) {
+  size_t kl = v->len + 1;
+  for (size_t i = 0; i < b->crefs_len; i++) {
+    written_ref *r = &b->crefs[i];
+    if (r->len == kl && r->key[0] == '\x01' && !memcmp(r->key + 1, v->str, v->len)) {
+      put_ref(t, prefix, r->id);
+      return 0;
+    }
+  }
+  if (!grow(b, (void **)&b->crefs, &b->crefs_cap, b->crefs_len + 1, sizeof *b->crefs))
+    return RSC_ERR_NOMEM;
+  char *key = (char *)b_alloc(b, kl + 1);
+  if (!key) return RSC_ERR_NOMEM;
+  key[0] = '\x01'; /* no "id#name" key starts so */
+  memcpy(key + 1, v->str, v->len);
+  key[kl] = 0;
+  int64_t id = b->next_id++;
+  rsc__text_hex(&b->imports, (uint64_t)id);
+  rsc__text_put(&b->imports, ":I", 2);
+  rsc__text_put(&b->imports, v->str, v->len);
+  rsc__text_put(&b->imports, "\n", 1);
+  if (b->imports.status) return b->imports.status;
+  b->crefs[b->crefs_len++] = (written_ref){key, kl, id};
+  put_ref(t, prefix, id);
+  return 0;
+}
+
 static int client_ref(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) {
   const char *prefix = type_slot ? "$L" : "$";
+  if (v->sub == CREF_JSON) return client_ref_json(b, t, v, prefix);
   const char *name = v->keys[v->n];
   /* React's key: the manifest's "id#name", "#async" added for async ones. */
   size_t nl = strlen(name), kl = v->len + 1 + nl + (v->sub ? 6 : 0);

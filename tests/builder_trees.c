@@ -205,6 +205,10 @@ static rsc_bval *counter(rsc_builder *b) {
 #define THING                                                                                      \
   "{\"$\":\"client_ref\",\"id\":\"app/Async.js\",\"chunks\":[],\"name\":\"Thing\",\"async\":true}"
 #define LAZY(v) "{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":" v "}"
+#define NUMERIC                                                                                    \
+  "{\"$\":\"client_ref\",\"id\":1337,\"chunks\":[7,\"7.chunk.js\",12,\"12.chunk.js\"],"            \
+  "\"name\":\"default\"}"
+#define ASYNC42 "{\"$\":\"client_ref\",\"id\":42,\"chunks\":[],\"name\":\"Thing\",\"async\":true}"
 #define ELEM(type, key, props)                                                                     \
   "{\"$\":\"element\",\"type\":" type ",\"key\":" key ",\"props\":" props "}"
 
@@ -215,6 +219,20 @@ static rsc_status t_client_refs(rsc_builder *b, rsc_write_fn write, void *ctx) {
           el(b, B, NULL, obj(b, 2, "label", S("two"), "of", B)),
           el(b, rsc_build_client_ref(b, "app/Async.js", NULL, 0, "Thing", 1), NULL, NULL),
           el(b, counter(b), NULL, NULL));
+  TRY(rsc_builder_root(b, tag1(b, "main", kids)));
+  FLUSH();
+  return RSC_OK;
+}
+
+/* webpack's numeric module and chunk ids, given as the I row's metadata */
+static rsc_status t_numeric_client_refs(rsc_builder *b, rsc_write_fn write, void *ctx) {
+  static const char meta[] = "[1337,[7,\"7.chunk.js\",12,\"12.chunk.js\"],\"default\"]";
+  static const char async_meta[] = "[42,[],\"Thing\",1]";
+  rsc_bval *M = rsc_build_client_ref_json(b, meta, sizeof meta - 1);
+  rsc_bval *kids =
+      arr(b, 3, el(b, M, NULL, obj(b, 1, "n", N(1))),
+          el(b, rsc_build_client_ref_json(b, meta, sizeof meta - 1), NULL, obj(b, 1, "of", M)),
+          el(b, rsc_build_client_ref_json(b, async_meta, sizeof async_meta - 1), NULL, NULL));
   TRY(rsc_builder_root(b, tag1(b, "main", kids)));
   FLUSH();
   return RSC_OK;
@@ -842,6 +860,12 @@ const builder_tree bt_trees[] = {
                             "}") "," ELEM(LAZY(THING), "null", "{}") "," ELEM(LAZY(COUNTER), "null",
                                                                               "{}") "]}") "}",
      NULL, 1},
+    {"numeric_client_refs", t_numeric_client_refs,
+     "{\"ok\":" ELEM("\"main\"", "null",
+                     "{\"children\":[" ELEM(LAZY(NUMERIC), "null", "{\"n\":1}") "," ELEM(
+                         LAZY(NUMERIC), "null",
+                         "{\"of\":" NUMERIC "}") "," ELEM(LAZY(ASYNC42), "null", "{}") "]}") "}",
+     NULL, 0},
     {"map_of_sets", t_map_of_sets,
      "{\"ok\":{\"m\":{\"$\":\"Map\",\"entries\":[[\"a\",{\"$\":\"Set\",\"values\":[1,2]}],"
      "[{\"k\":1},{\"$\":\"Set\",\"values\":[]}]]},\"s\":{\"$\":\"Set\",\"values\":[\"x\"]}}}",

@@ -184,6 +184,31 @@ Test(builder, symbols_and_client_refs_are_written_once) {
              "0:[\"$1\",\"$3\",\"$4\",\"$5\",\"$3\",\"$1\"]\n");
 }
 
+/* Metadata given as JSON: written as given, once per text, and refused
+ * unless React's webpack client reads it as a client reference. */
+Test(builder, client_refs_from_metadata_json) {
+  rsc_builder *b = rsc_builder_new(NULL);
+  static const char meta[] = "[1337,[7,\"7.chunk.js\"],\"default\"]";
+  rsc_bval *a = rsc_build_array(b);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_client_ref_json(b, meta, sizeof meta - 1)), RSC_OK);
+  cr_assert_eq(rsc_build_push(b, a, rsc_build_client_ref_json(b, meta, sizeof meta - 1)), RSC_OK);
+  root_bytes(b, a, "1:I[1337,[7,\"7.chunk.js\"],\"default\"]\n0:[\"$1\",\"$1\"]\n");
+  static const char *const bad[] = {
+      "",    "[", "{\"id\":1}", "[1,[],\"x\"]]", "[1,\n[],\"x\"]", "\"m\"", "[1,[],\"x\"] junk",
+      "null"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    b = rsc_builder_new(NULL);
+    cr_expect_null(rsc_build_client_ref_json(b, bad[i], strlen(bad[i])), "%s", bad[i]);
+    cr_expect_eq(rsc_builder_status(b), RSC_ERR_BAD_VALUE, "%s", bad[i]);
+    rsc_builder_free(b);
+  }
+  b = rsc_builder_new(NULL);
+  cr_expect_null(rsc_build_client_ref_json(b, NULL, 0));
+  cr_expect_eq(rsc_builder_status(b), RSC_ERR_STATE);
+  rsc_builder_free(b);
+  cr_expect_null(rsc_build_client_ref_json(NULL, meta, sizeof meta - 1));
+}
+
 Test(builder, import_strings_escape_dollars) {
   rsc_builder *b = rsc_builder_new(NULL);
   const char *chunks[] = {"$c"};

@@ -316,8 +316,8 @@ def dumps(value, *, bundler="webpack"):
     shared values and cycles included (an element that names a value of its
     own row decodes to a fulfilled Lazy of it, as in React's client). An
     element that holds itself, a Lazy or Promise not settled, a Stream
-    still open, an int no double holds, a ClientReference with an int id or
-    chunk (webpack's numeric ids) or an import map, and the kinds no host
+    still open, an int no double holds, a ClientReference with an import map
+    (Parcel's), and the kinds no host
     writes (TemporaryReference, Function...) raise TypeError naming the
     value's type and where it sits ("value['a'][0]"); a value nested deeper
     than 4096 levels raises ValueError.

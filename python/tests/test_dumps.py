@@ -414,7 +414,7 @@ def test_server_references_form_data_blobs_iterators_streams():
     (R.Element(R.Element("a", None, {}), None, {}), "value.type", "Element"),
     (R.Element("a", None, [1]), "value.props", "list"),
     (R.Element("a", 5, {}), "value.key", "int"),
-    (R.ClientReference(5, [], "x"), "value.id", "int"),
+    (R.ClientReference(5.5, [], "x"), "value.id", "float"),
     (R.ClientReference("a", [], "x", import_map={}), "value", "ClientReference"),
     (R.ClientReference("a", ["b\0"], "x"), "value.chunks[0]", "str"),
     (R.Map({"k": {1, 2}.__class__}), "value.entries[0].value", "type"),
@@ -515,3 +515,22 @@ def test_decoder_encode_ready_waits_for_a_pending_row():
         bad.feed(b"0:1\n0:2\n")
     with pytest.raises(R.DecodeError):
         bad.encode_ready()
+
+
+def test_numeric_client_reference_ids():
+    """webpack's numeric module and chunk ids: the I row as webpack's
+    server writes it, and read back equal."""
+    ref = R.ClientReference(1337, [7, "7.chunk.js", 12, "12.chunk.js"], "default")
+    aref = R.ClientReference(42, [], "Thing", is_async=True)
+    value = [R.Element(ref, None, {"n": 1}), {"of": ref, "a": aref}]
+    data = R.dumps(value)
+    assert data.startswith(b'1:I[1337,[7,"7.chunk.js",12,"12.chunk.js"],"default"]\n'
+                           b'2:I[42,[],"Thing",1]\n')
+    got = R.loads(data)
+    assert got[1]["of"].id == 1337 and got[1]["of"].chunks == [7, "7.chunk.js", 12, "12.chunk.js"]
+    assert got[1]["a"].is_async and got[1]["a"].id == 42
+    assert got[0].type.value.id == 1337
+    with pytest.raises(TypeError, match="str or int"):
+        R.dumps(R.ClientReference(1.5, [1], "x"))
+    with pytest.raises(TypeError, match="str or int"):
+        R.dumps(R.ClientReference(1, [1.5], "x"))
