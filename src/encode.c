@@ -88,6 +88,7 @@ typedef struct enc {
   uintptr_t row_root;        /* the identity of the value of the row being made  */
   bool fail;                 /* out of memory                                    */
   bool streaming;            /* rsc_encode_ready: chunks read only when safe (below) */
+  size_t lazies_fulfilled;   /* the log's element lazies known fulfilled, in order */
 } enc;
 
 /* id in lowercase hex (a negative id as its two's complement, as "%llx"
@@ -676,7 +677,15 @@ static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t de
  * would write null for it, so its row goes out as it came. Looked for
  * only when the decoder made such lazies. */
 static bool holds_lost_element(enc *e, const rsc_node *v) {
-  if (!e->d->rowlog.element_lazies) return false;
+  /* none to look for while every element lazy made so far fulfilled with
+   * all its slots (a fulfilled chunk stays so: the scan resumes) */
+  const struct rsc_rowlog *l = &e->d->rowlog;
+  for (; e->lazies_fulfilled < l->element_lazies_len; e->lazies_fulfilled++) {
+    const rsc_chunk *c = l->element_lazies[e->lazies_fulfilled];
+    if (c->state != CS_FULFILLED || (c->value.kind == RSC_ELEMENT && (c->value.sub & EL_LOST_SLOT)))
+      break;
+  }
+  if (e->lazies_fulfilled == l->element_lazies_len) return false;
   rsc_idmap seen = {0};
   seen.al = &e->d->arena.alloc;
   bool lost = !settled_deep(e, &seen, v, 0, true);

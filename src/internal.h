@@ -374,7 +374,9 @@ struct rsc_rowlog {
   size_t protos_len, protos_cap;
   rsc_logged_tail *tails;
   size_t tails_len, tails_cap;
-  size_t element_lazies; /* elements revive made lazies (blocked, errored) */
+  struct rsc_chunk **element_lazies; /* the chunks of the lazies revive made
+                                        of elements (blocked, errored)   */
+  size_t element_lazies_len, element_lazies_cap;
 };
 
 /* ---- the decoder ------------------------------------------------------- */

@@ -554,13 +554,12 @@ static bool create_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rs
     /* Leaving the element: pop its scope. Blocking and errors inside it
      * turn it into a lazy, so the tree around it stays usable (7.4). */
     d->initializing_handler = h->parent;
-    if ((h->errored || h->deps > 0) && (d->opt.flags & RSC_OPT_KEEP_ROWS))
-      d->rowlog.element_lazies++; /* encode.c looks for them */
     if (h->errored) {
       rsc_chunk *c = rsc__new_chunk(d, CS_REJECTED);
       if (!c) return false;
       c->reason = h->reason;
       *out = rsc__lazy(c);
+      if (d->opt.flags & RSC_OPT_KEEP_ROWS) rsc__rowlog_element_lazy(d, c);
       return true;
     }
     if (h->deps > 0) {
@@ -570,6 +569,7 @@ static bool create_element(rsc_decoder *d, const rsc_node *slots, uint32_t n, rs
       h->value = element;
       h->chunk = c;
       *out = rsc__lazy(c);
+      if (d->opt.flags & RSC_OPT_KEEP_ROWS) rsc__rowlog_element_lazy(d, c);
       return true;
     }
   }

@@ -124,3 +124,12 @@ void rsc__rowlog_tail(rsc_decoder *d, const struct rsc_element *el, const rsc_no
   l->tails = t;
   t[l->tails_len++] = (rsc_logged_tail){el, slots, n};
 }
+
+void rsc__rowlog_element_lazy(rsc_decoder *d, struct rsc_chunk *c) {
+  struct rsc_rowlog *l = &d->rowlog;
+  struct rsc_chunk **v = (struct rsc_chunk **)grow(d, l->element_lazies, &l->element_lazies_cap,
+                                                   l->element_lazies_len, sizeof *v);
+  if (!v) return;
+  l->element_lazies = v;
+  v[l->element_lazies_len++] = c;
+}

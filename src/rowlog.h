@@ -39,6 +39,9 @@ bool rsc__rowlog_row(rsc_decoder *d, int64_t id, bool no_id, bool in_stream, uin
 void rsc__rowlog_form_id(rsc_decoder *d, char form, int64_t id, const rsc_node *v);
 void rsc__rowlog_map_form(rsc_decoder *d, uint8_t map, int64_t id, const rsc_node *v);
 /* Notes a development element's tuple slots from the owner on. */
+/* Notes the chunk of a lazy revive made of an element (blocked, or
+ * errored): the writer asks whether it fulfilled (encode.c). */
+void rsc__rowlog_element_lazy(rsc_decoder *d, struct rsc_chunk *c);
 void rsc__rowlog_tail(rsc_decoder *d, const struct rsc_element *el, const rsc_node *slots,
                       uint32_t n);
 /* Notes the value of a "__proto__" member before revive deletes it (with
