@@ -757,6 +757,9 @@ static void write_row(enc *e, size_t r) {
   if (st) v = stream_item(st, e->infos[r].item);
   else if (c && c->state == CS_FULFILLED) v = &c->value;
   if (rsc__is_model_tag(row->tag)) {
+    /* an empty row (a development halt, which leaves a chunk that another
+     * row settled as it was) is no value of its own */
+    if (row->raw && row->raw_len == 0) v = NULL;
     if (v && row->raw && holds_lost_element(e, v)) {
       /* walked as if written, unwritten, so that the rows it names and
        * the places of what it holds are what they would be; then the

@@ -269,6 +269,9 @@ Test(values, references_no_row_can_name) {
   }
 }
 
+/* A development halt row for a row that arrived: written as it came. */
+Test(rows, an_empty_row_after_its_chunk_settled) { RT_DEV("0:{\"x\":1}\n0:\n"); }
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
