@@ -5,8 +5,9 @@
  *
  * Checks beyond "no crash, no sanitizer report, no leak":
  *   - encode: when the decode succeeds, rsc_encode succeeds (or fails with
- *     the error of reading a chunk no one had read) and its rows decode
- *     (with the same options) to the same dump; rsc_encode_ready,
+ *     the error of reading a chunk no one had read) and, when the stream
+ *     did not end inside a row, its rows decode (with the same options) to
+ *     the same dump; rsc_encode_ready,
  *     called after every feed and once after finish, writes the same
  *     bytes; with the failing allocator, a failed allocation is never a
  *     success and every block comes back;
@@ -120,7 +121,12 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
       }
     }
     /* What was written decodes to what was read (with the default limits:
-     * the rows written may be longer than those read). */
+     * the rows written may be longer than those read), unless the stream
+     * ended inside a row: the rows before it are written, and a zero-length
+     * T row is then the last row, which React's client (and the decoder)
+     * never completes ("0:T0," at the end of a stream). */
+    const rsc_incomplete *inc = rsc_decoder_incomplete(d);
+    if (inc && inc->cut) goto done;
     rsc_options again;
     rsc_options_init(&again);
     again.flags = fo->opt.flags;
@@ -137,6 +143,7 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
     rsc_free(a);
     rsc_free(b);
   }
+done:
   rsc_decoder_free(d);
   free(streamed.p);
   free(whole.p);
