@@ -853,9 +853,15 @@ static void note_row(enc *e, size_t r) {
   if (c && !e->streaming) rsc__read_chunk(d, c);
   if (d->err.code) return;
   e->infos[r].chunk = c;
-  if (c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' && row->tag != 'x') {
-    /* a stream's later row: the next item, or its end (C, E) */
-    uint32_t *n = &e->item_index[rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))];
+  uint32_t start =
+      c && c->stream && row->tag != 'R' && row->tag != 'r' && row->tag != 'X' && row->tag != 'x'
+          ? rsc__idmap_get(&e->rowidx, (uintptr_t)(row->id + 1))
+          : RSC_IDMAP_NONE;
+  if (start != RSC_IDMAP_NONE) {
+    /* a stream's later row: the next item, or its end (C, E); (a stream
+     * whose start row the log has not seen under this id, as a row with
+     * no id may leave it, is not one here) */
+    uint32_t *n = &e->item_index[start];
     e->infos[r].stream = c->stream;
     e->infos[r].item = *n;
     if (row->tag != 'C' && row->tag != 'E' && !(row->raw && keeps_row_text(row->tag)))

@@ -272,6 +272,16 @@ Test(values, references_no_row_can_name) {
 /* A development halt row for a row that arrived: written as it came. */
 Test(rows, an_empty_row_after_its_chunk_settled) { RT_DEV("0:{\"x\":1}\n0:\n"); }
 
+/* A stream started by a row with no id, then rows of ids it does not
+ * name: encoded without reading outside the stream's table. */
+Test(rows, stream_rows_whose_start_has_no_id) {
+  const char in[] = ":N1796006742907.7888\n:x\n00:{\"\n1:C$\"\"2\n";
+  buf out;
+  cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_DEV, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, ":N1796006742907.7888\n:x\n0:{\"\n1:C\n");
+  free(out.p);
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
