@@ -592,7 +592,12 @@ RSC_API rsc_status rsc_dump_to(rsc_decoder *d, int pretty, rsc_write_fn write, v
  * another row's as "$<id>", an object met again as the path reference
  * React's server writes, "$undefined", "$NaN", "$-0", "$D", "$n", "$S",
  * strings starting with "$" as "$$"...), T and binary rows with their
- * byte lengths, I, E, H and stream rows. Needs a decoder made with
+ * byte lengths, I, E, H and stream rows. Rows whose value cannot say what
+ * came are written as they came: I rows (their metadata), and a model row
+ * holding an element React's client turned into a lazy that did not
+ * fulfil (it errored, a row it waited on never came, or the reference
+ * that waited was its type or key, which the client never fills in).
+ * Needs a decoder made with
  * RSC_OPT_KEEP_ROWS (else RSC_ERR_STATE); call it after finish (it may
  * read chunks, as rsc_dump does). For the payloads React's server writes
  * the result is the input, byte for byte, but for the cases
