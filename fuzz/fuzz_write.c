@@ -7,7 +7,7 @@
  *   - encode: when the decode succeeds, rsc_encode succeeds (or fails with
  *     the error of reading a chunk no one had read) and, when the stream
  *     did not end inside a row, its rows decode (with the same options) to
- *     the same dump; rsc_encode_ready,
+ *     the same dump (but for a row that names itself: names_own_row); rsc_encode_ready,
  *     called after every feed and once after finish, writes the same
  *     bytes; with the failing allocator, a failed allocation is never a
  *     success and every block comes back;
@@ -53,6 +53,36 @@ static int count_only(void *ctx, const char *s, size_t n) {
   (void)s;
   *(size_t *)ctx += n;
   return 0;
+}
+
+/* Whether a row of p names itself ("$h0", "$L0", "$0:a" in row 0): React's
+ * client then waits on the row being read, and a blocked element around
+ * such a reference stays a lazy of itself once it settles; no server
+ * writes it, and the writer, which writes the element where the lazy was,
+ * gives a tree without that lazy. */
+static bool names_own_row(const uint8_t *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    size_t id_end = i;
+    while (id_end < n && p[id_end] != ':' && p[id_end] != '\n') id_end++;
+    size_t end = id_end;
+    while (end < n && p[end] != '\n') end++;
+    if (id_end < n && p[id_end] == ':' && id_end > i) {
+      for (size_t k = id_end + 1; k + 1 < end; k++) {
+        if (p[k] != '"' || p[k + 1] != '$') continue;
+        size_t a = k + 2;
+        if (a < end &&
+            ((p[a] >= 'A' && p[a] <= 'Z') || (p[a] >= 'g' && p[a] <= 'z') || p[a] == '@'))
+          a++;
+        size_t len = id_end - i;
+        if (a + len < end && memcmp(p + a, p + i, len) == 0 &&
+            (p[a + len] == '"' || p[a + len] == ':'))
+          return true;
+      }
+    }
+    i = end + 1;
+  }
+  return false;
 }
 
 /* The dump of p[0..n) decoded with opt (NULL when refused); *cut: whether
@@ -135,7 +165,7 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
     FUZZ_CHECK(a != NULL);
     rsc_status st2;
     char *b = dump_of(&again, whole.p ? whole.p : "", whole.len, &st2, NULL);
-    if (st2 != RSC_OK || strcmp(a, b) != 0) {
+    if (st2 != RSC_OK || (strcmp(a, b) != 0 && !names_own_row(p, n))) {
       fprintf(stderr, "decoded:\n%s\nencoded:\n%.*s\ndecoded again (%s):\n%s\n", a, (int)whole.len,
               whole.p, rsc_status_name(st2), b ? b : "(refused)");
       abort();
