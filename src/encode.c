@@ -893,7 +893,16 @@ static bool register_row(enc *e, size_t r) {
   const rsc_node *v = unwrap(d, &c->value);
   if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
     if (v->len) {
-      put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+      /* a T row's text is that row's own, even when a row before it
+       * named it ("f0:\"$1\"" before "1:T3,def"): it stands for the text */
+      uint32_t *own = row->tag == 'T' ? rsc__idmap_place(&e->texts, (uintptr_t)v->u.str) : NULL;
+      if (own) {
+        char buf[24] = "$";
+        uint32_t i = add_ref(e, buf, 1 + hex_id(buf + 1, row->id), (int64_t)r);
+        if (i != RSC_IDMAP_NONE) *own = i;
+      } else {
+        put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
+      }
       unsigned b = text_bit(v->u.str);
       e->text_bits[b / 64] |= (uint64_t)1 << (b % 64);
     }

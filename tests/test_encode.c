@@ -282,6 +282,10 @@ Test(rows, stream_rows_whose_start_has_no_id) {
   free(out.p);
 }
 
+/* A row that names a T row before it arrives: the text stays the T row's,
+ * written the same whole or streamed. */
+Test(rows, a_text_named_before_its_row) { RT("f0:\"$1\"\n1:T3,def0:\"$1\"\n"); }
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
