@@ -123,23 +123,51 @@ static inline void fuzz_parse_opts(const uint8_t *data, fuzz_opts *fo, fuzz_allo
   }
 }
 
+/* The size of the next piece of a feed in the given mode (seed: the
+ * random pieces' state, fuzz_seed). */
+static inline uint64_t fuzz_seed(uint8_t mode_byte, size_t n) {
+  return mode_byte * 0x100000001b3ull + n;
+}
+
+static inline size_t fuzz_take(int mode, uint8_t mode_byte, uint64_t *seed, size_t left) {
+  size_t take;
+  switch (mode) {
+  case 0: take = left; break;
+  case 1: take = 1; break;
+  case 2: take = (size_t)(mode_byte >> 2) + 1; break;
+  default: take = 1 + (size_t)(fuzz_rand(seed) % 32); break;
+  }
+  return take < left ? take : left;
+}
+
 /* Feeds the payload according to the mode. */
 static inline void fuzz_feed(rsc_decoder *d, const uint8_t *p, size_t n, int mode,
                              uint8_t mode_byte) {
-  uint64_t seed = mode_byte * 0x100000001b3ull + n;
-  size_t i = 0;
-  while (i < n) {
-    size_t take;
-    switch (mode) {
-    case 0: take = n; break;
-    case 1: take = 1; break;
-    case 2: take = (size_t)(mode_byte >> 2) + 1; break;
-    default: take = 1 + (size_t)(fuzz_rand(&seed) % 32); break;
-    }
-    if (take > n - i) take = n - i;
+  uint64_t seed = fuzz_seed(mode_byte, n);
+  for (size_t i = 0; i < n;) {
+    size_t take = fuzz_take(mode, mode_byte, &seed, n - i);
     if (rsc_decoder_feed(d, (const char *)p + i, take) != RSC_OK) break;
     i += take;
   }
+}
+
+/* A writer (rsc_write_fn) that gathers what it is given, NUL-ended. */
+typedef struct fuzz_buf {
+  char *p;
+  size_t len, cap;
+} fuzz_buf;
+
+static inline int fuzz_buf_write(void *ctx, const char *s, size_t n) {
+  fuzz_buf *b = (fuzz_buf *)ctx;
+  if (b->len + n + 1 > b->cap) {
+    b->cap = (b->len + n + 1) * 2;
+    b->p = (char *)realloc(b->p, b->cap);
+    FUZZ_CHECK(b->p != NULL);
+  }
+  if (n) memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+  return 0;
 }
 
 #endif

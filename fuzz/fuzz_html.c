@@ -17,24 +17,6 @@
 
 #include "fuzz_common.h"
 
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static int to_buf(void *ctx, const char *s, size_t n) {
-  buf *b = (buf *)ctx;
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = (char *)realloc(b->p, b->cap);
-    FUZZ_CHECK(b->p != NULL);
-  }
-  if (n) memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   static const rsc_html_flavor flavors[] = {RSC_HTML_AUTO, RSC_HTML_NEXT, RSC_HTML_RSC_HTML_STREAM,
@@ -64,9 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rsc_html_rewrite_info info;
   rsc_error rerr;
   rsc_status rst = rsc_rewrite_html(page, n, flavor, &o, &out, &olen, &info, &rerr);
-  buf want = {0};
+  fuzz_buf want = {0};
   rsc_error werr = {0};
-  rsc_status wst = xst == RSC_OK ? rsc_rewrite(payload, plen, &o, to_buf, &want, &werr, NULL) : xst;
+  rsc_status wst =
+      xst == RSC_OK ? rsc_rewrite(payload, plen, &o, fuzz_buf_write, &want, &werr, NULL) : xst;
   if (wst == RSC_OK && rst != RSC_OK) {
     fprintf(stderr, "the payload rewrites, the page does not: %s @%llu\n", rerr.msg ? rerr.msg : "",
             (unsigned long long)rerr.offset);

@@ -32,24 +32,6 @@
  * rewrite rule; bit 5 the byte report. */
 enum { W_READY = 4, W_RULE_SHIFT = 3, W_REPORT = 32 };
 
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-} buf;
-
-static int to_buf(void *ctx, const char *s, size_t n) {
-  buf *b = (buf *)ctx;
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = (char *)realloc(b->p, b->cap);
-    FUZZ_CHECK(b->p != NULL);
-  }
-  if (n) memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-  return 0;
-}
-
 static int count_only(void *ctx, const char *s, size_t n) {
   (void)s;
   *(size_t *)ctx += n;
@@ -170,20 +152,16 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
     FUZZ_CHECK(fo->failing);
     return;
   }
-  buf streamed = {0}, whole = {0};
+  fuzz_buf streamed = {0}, whole = {0};
   rsc_status rst = RSC_OK;
   if (ready) {
     /* fuzz_feed's pieces, with rsc_encode_ready after each */
-    uint64_t seed = fo->mode_byte * 0x100000001b3ull + n;
+    uint64_t seed = fuzz_seed(fo->mode_byte, n);
     for (size_t i = 0; i < n;) {
-      size_t take = fo->mode == 0   ? n
-                    : fo->mode == 1 ? 1
-                    : fo->mode == 2 ? (size_t)(fo->mode_byte >> 2) + 1
-                                    : 1 + (size_t)(fuzz_rand(&seed) % 32);
-      if (take > n - i) take = n - i;
+      size_t take = fuzz_take(fo->mode, fo->mode_byte, &seed, n - i);
       if (rsc_decoder_feed(d, (const char *)p + i, take) != RSC_OK) break;
       i += take;
-      rsc_status s = rsc_encode_ready(d, to_buf, &streamed);
+      rsc_status s = rsc_encode_ready(d, fuzz_buf_write, &streamed);
       if (rst == RSC_OK) rst = s;
     }
   } else {
@@ -191,10 +169,10 @@ static void check_encode(const fuzz_opts *fo, fuzz_alloc *fa, const uint8_t *p, 
   }
   rsc_status st = rsc_decoder_finish(d);
   if (ready) {
-    rsc_status s = rsc_encode_ready(d, to_buf, &streamed);
+    rsc_status s = rsc_encode_ready(d, fuzz_buf_write, &streamed);
     if (rst == RSC_OK) rst = s;
   }
-  rsc_status est = rsc_encode(d, to_buf, &whole);
+  rsc_status est = rsc_encode(d, fuzz_buf_write, &whole);
   if (st != RSC_OK) FUZZ_CHECK(est == st);
   if (fo->failing) {
     /* a failed allocation is never swallowed */
@@ -245,11 +223,11 @@ done:
 /* The callback rule: every string gets "!" after it. */
 static int bang(void *ctx, const rsc_rewrite_place *place, const char *s, size_t len,
                 const char **out, size_t *out_len) {
-  buf *b = (buf *)ctx;
+  fuzz_buf *b = (fuzz_buf *)ctx;
   FUZZ_CHECK(place != NULL && (place->depth == 0 || place->path != NULL));
   b->len = 0;
-  to_buf(b, s, len);
-  to_buf(b, "!", 1);
+  fuzz_buf_write(b, s, len);
+  fuzz_buf_write(b, "!", 1);
   *out = b->p;
   *out_len = b->len;
   return 1;
@@ -258,7 +236,7 @@ static int bang(void *ctx, const rsc_rewrite_place *place, const char *s, size_t
 static void check_rewrite(const fuzz_opts *fo, const uint8_t *p, size_t n, int rule) {
   static const rsc_rewrite_rule prefix = {{"a", 1}, {"$b/", 3}};
   static const rsc_rewrite_str children = {"children", 8};
-  buf scratch = {0};
+  fuzz_buf scratch = {0};
   rsc_rewrite_options o;
   rsc_rewrite_options_init(&o);
   switch (rule) {
@@ -276,23 +254,19 @@ static void check_rewrite(const fuzz_opts *fo, const uint8_t *p, size_t n, int r
     break;
   default: break;
   }
-  buf pieces = {0}, whole = {0};
-  rsc_rewriter *rw = rsc_rewriter_new(&o, to_buf, &pieces);
+  fuzz_buf pieces = {0}, whole = {0};
+  rsc_rewriter *rw = rsc_rewriter_new(&o, fuzz_buf_write, &pieces);
   FUZZ_CHECK(rw != NULL);
-  uint64_t seed = fo->mode_byte * 0x100000001b3ull + n;
+  uint64_t seed = fuzz_seed(fo->mode_byte, n);
   for (size_t i = 0; i < n;) {
-    size_t take = fo->mode == 0   ? n
-                  : fo->mode == 1 ? 1
-                  : fo->mode == 2 ? (size_t)(fo->mode_byte >> 2) + 1
-                                  : 1 + (size_t)(fuzz_rand(&seed) % 32);
-    if (take > n - i) take = n - i;
+    size_t take = fuzz_take(fo->mode, fo->mode_byte, &seed, n - i);
     if (rsc_rewriter_feed(rw, p + i, take) != RSC_OK) break;
     i += take;
   }
   rsc_rewriter_finish(rw);
   rsc_error e1 = *rsc_rewriter_error(rw), e2;
   rsc_rewriter_free(rw);
-  rsc_rewrite(p, n, &o, to_buf, &whole, &e2, NULL);
+  rsc_rewrite(p, n, &o, fuzz_buf_write, &whole, &e2, NULL);
   if (e1.code != e2.code || e1.offset != e2.offset || e1.row_id != e2.row_id ||
       pieces.len != whole.len || (whole.len && memcmp(pieces.p, whole.p, whole.len) != 0)) {
     fprintf(stderr,
