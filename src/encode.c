@@ -220,6 +220,20 @@ static void put_id_ref(enc *e, rsc_idmap *m, uintptr_t k, const char *form, int6
   if (!rsc__idmap_put(m, k, i)) e->fail = true;
 }
 
+/* Row id's own value k: "$<id>" stands for it even where a row before it
+ * named it first ("7:\"$c\"" before "c:o9,..."), as that row is written
+ * as naming it. */
+static void put_own_ref(enc *e, rsc_idmap *m, uintptr_t k, int64_t id, int64_t row) {
+  uint32_t *own = rsc__idmap_place(m, k);
+  if (!own) {
+    put_id_ref(e, m, k, "", id, row);
+    return;
+  }
+  char buf[24] = "$";
+  uint32_t i = add_ref(e, buf, 1 + hex_id(buf + 1, id), row);
+  if (i != RSC_IDMAP_NONE) *own = i;
+}
+
 static int64_t row_of(enc *e, int64_t id) {
   uint32_t r = rsc__idmap_get(&e->rowidx, (uintptr_t)(id + 1));
   return r == RSC_IDMAP_NONE ? -1 : (int64_t)r;
@@ -558,6 +572,11 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
   }
   uint32_t f = id && e->firsts.count ? rsc__idmap_get(&e->firsts, id) : RSC_IDMAP_NONE;
   if (f != RSC_IDMAP_NONE) {
+    /* a stream whose row comes after this one is named by its row at
+     * every meeting: a path to where it was first met reads null in
+     * React's client until that row comes (React's server writes a
+     * stream's row first, and paths after) */
+    if (slot && v->kind == RSC_STREAM && e->refs[f].row > (int64_t)e->cur_row) *slot = f;
     write_ref(e, f);
     return;
   }
@@ -893,22 +912,18 @@ static bool register_row(enc *e, size_t r) {
   const rsc_node *v = unwrap(d, &c->value);
   if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {
     if (v->len) {
-      /* a T row's text is that row's own, even when a row before it
-       * named it ("f0:\"$1\"" before "1:T3,def"): it stands for the text */
-      uint32_t *own = row->tag == 'T' ? rsc__idmap_place(&e->texts, (uintptr_t)v->u.str) : NULL;
-      if (own) {
-        char buf[24] = "$";
-        uint32_t i = add_ref(e, buf, 1 + hex_id(buf + 1, row->id), (int64_t)r);
-        if (i != RSC_IDMAP_NONE) *own = i;
-      } else {
-        put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
-      }
+      /* a T row's text is that row's own ("f0:\"$1\"" before "1:T3,def") */
+      if (row->tag == 'T') put_own_ref(e, &e->texts, (uintptr_t)v->u.str, row->id, (int64_t)r);
+      else put_id_ref(e, &e->texts, (uintptr_t)v->u.str, "", row->id, (int64_t)r);
       unsigned b = text_bit(v->u.str);
       e->text_bits[b / 64] |= (uint64_t)1 << (b % 64);
     }
   } else if (v->kind == RSC_BINARY) {
-    /* emitted as its own row where it is first met; a path after */
-    put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
+    /* emitted as its own row where it is first met; a path after (a
+     * binary row's bytes are that row's own) */
+    if (rsc__is_length_tag(row->tag))
+      put_own_ref(e, &e->firsts, rsc__writer_identity(v), row->id, (int64_t)r);
+    else put_id_ref(e, &e->firsts, rsc__writer_identity(v), "", row->id, (int64_t)r);
   } else {
     put_id_ref(e, &e->written, rsc__writer_identity(v), "", row->id, (int64_t)r);
   }

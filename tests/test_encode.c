@@ -286,6 +286,25 @@ Test(rows, stream_rows_whose_start_has_no_id) {
  * written the same whole or streamed. */
 Test(rows, a_text_named_before_its_row) { RT("f0:\"$1\"\n1:T3,def0:\"$1\"\n"); }
 
+/* A row naming a binary row before it arrives: the bytes stay the binary
+ * row's, so that row is named (not the naming row itself), there and
+ * where the bytes are met again. */
+Test(rows, binary_named_before_its_row) {
+  RT("7:\"$c\"\nc:o3,abc");
+  buf out;
+  const char in[] = "7:\"$c\"\nc:o3,abc0:{\"x\":\"$7\"}\n";
+  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, "7:\"$c\"\nc:o3,abc0:{\"x\":\"$c\"}\n");
+  free(out.p);
+}
+
+/* A stream met twice is named by its row both times: a path to its first
+ * place reads null while its row has not come. */
+Test(rows, a_stream_named_twice) {
+  RT("0:{\"a\":\"$1\",\"b\":\"$1\"}\n1:X\n1:C\n");
+  RT("0:[\"$1\",{\"c\":\"$1\"}]\n1:R\n1:C\n");
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"

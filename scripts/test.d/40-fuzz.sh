@@ -66,10 +66,16 @@ run() {
     return 1
   fi
 }
-run decode & a=$!
-run walk & b=$!
-wait $a && wait $b
-run write & a=$!
-run html & b=$!
-wait $a && wait $b
+# (each wait on its own: a failed wait inside an && list would not stop
+# the script under set -e)
+pair() {
+  local ok=0 a b
+  run "$1" & a=$!
+  run "$2" & b=$!
+  wait $a || ok=1
+  wait $b || ok=1
+  return $ok
+}
+pair decode walk
+pair write html
 run frame
