@@ -907,7 +907,9 @@ static bool register_row(enc *e, size_t r) {
     put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
     return true;
   }
-  if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E') return true;
+  /* (a C row names no value: React's client ignores one whose chunk is no
+   * stream, as before the row that brings it: "0:C" then "0:{...}") */
+  if ((row->raw && keeps_row_text(row->tag)) || row->tag == 'E' || row->tag == 'C') return true;
   if (c->state != CS_FULFILLED) return c->state == CS_REJECTED || c->state == CS_HALTED;
   const rsc_node *v = unwrap(d, &c->value);
   if (v->kind == RSC_STRING || v->kind == RSC_SYMBOL || v->kind == RSC_FUNCTION) {

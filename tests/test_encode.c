@@ -305,6 +305,17 @@ Test(rows, a_stream_named_twice) {
   RT("0:[\"$1\",{\"c\":\"$1\"}]\n1:R\n1:C\n");
 }
 
+/* A C row for a chunk that is no stream names nothing: the model row
+ * after it is written, not named. */
+Test(rows, a_close_row_before_its_model_row) {
+  RT("0:C\n0:{\"a\":1}\n");
+  buf out;
+  const char in[] = ":C:{\"a\":1}\n0:[\"$\",\"div\",null,{}]\n";
+  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, ":C\n0:[\"$\",\"div\",null,{}]\n");
+  free(out.p);
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
