@@ -823,8 +823,14 @@ static void write_row(enc *e, size_t r) {
       rsc__text_put_span(e->out, (const char *)st->items[i + k].u.bytes, st->items[i + k].len);
     return;
   }
-  if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
-  else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
+  if (row->tag == 'T' && v->kind == RSC_STRING) {
+    /* a text stream's item as it came (the log keeps a stream's rows):
+     * what an item the stream drops later is written as, so a row made
+     * before the drop and one made after are the same bytes (not UTF-8:
+     * the text holds U+FFFD where the row did not) */
+    if (st && row->raw && row->pieces == 1) length_row(e, row->id, 'T', row->raw, row->raw_len);
+    else length_row(e, row->id, 'T', v->u.str, v->len);
+  } else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
 }
 
 /* Makes row r: straight to the writer when it is the next to go out and

@@ -756,6 +756,27 @@ Test(stream, an_array_row_goes_out_once_a_later_row_shows_it_is_no_form) {
   stream_steps(rows2, want2, 1);
 }
 
+/* A text stream's item that is not UTF-8, which the stream drops when the
+ * payload ends before the stream's end: written as it came, the same
+ * streamed (made while the item was held) and whole (made after). */
+Test(stream, a_dropped_text_item_as_it_came) {
+  const char in[] = "0:\"$1\"\n1:R\n1:T3,a\xd1"
+                    "b";
+  buf whole;
+  cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_ALLOW_PARTIAL, RSC_BUNDLER_WEBPACK, &whole),
+               RSC_OK);
+  cr_expect_str_eq(whole.p, in);
+  streamed s = stream_encode(in, sizeof in - 1, RSC_OPT_ALLOW_PARTIAL, RSC_BUNDLER_WEBPACK,
+                             SPLIT_LINES, 1, NULL);
+  cr_assert_eq(s.st, RSC_OK);
+  cr_expect_str_eq(s.out.p, in);
+  free(whole.p);
+  free(s.out.p);
+  /* a stream that closes keeps the item: as it came too */
+  RT("0:\"$1\"\n1:R\n1:T3,a\xd1"
+     "b1:C\n");
+}
+
 Test(stream, splits_change_nothing) {
   const char in[] =
       ":HL[\"/a.css\",\"style\"]\n1:I[\"m\",[],\"C\"]\n0:[\"$\",\"$1\",null,{\"t\":\"$2\","
