@@ -779,10 +779,12 @@ static void write_row(enc *e, size_t r) {
     /* an empty row (a development halt, which leaves a chunk that another
      * row settled as it was) is no value of its own */
     if (row->raw && row->raw_len == 0) v = NULL;
-    if (v && row->raw && holds_lost_element(e, v)) {
+    if (v && row->raw && (st || holds_lost_element(e, v))) {
       /* walked as if written, unwritten, so that the rows it names and
        * the places of what it holds are what they would be; then the
-       * row as it came */
+       * row as it came (a stream's item too: what an item the stream
+       * drops later is written as, so a row made before the drop and one
+       * made after are the same bytes) */
       rsc_text *out = e->out, discard;
       memset(&discard, 0, sizeof discard);
       discard.off = true;
@@ -824,10 +826,9 @@ static void write_row(enc *e, size_t r) {
     return;
   }
   if (row->tag == 'T' && v->kind == RSC_STRING) {
-    /* a text stream's item as it came (the log keeps a stream's rows):
-     * what an item the stream drops later is written as, so a row made
-     * before the drop and one made after are the same bytes (not UTF-8:
-     * the text holds U+FFFD where the row did not) */
+    /* a text stream's item as it came (the log keeps a stream's rows),
+     * as a model row's above (not UTF-8: the text holds U+FFFD where the
+     * row did not) */
     if (st && row->raw && row->pieces == 1) length_row(e, row->id, 'T', row->raw, row->raw_len);
     else length_row(e, row->id, 'T', v->u.str, v->len);
   } else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);

@@ -756,10 +756,11 @@ Test(stream, an_array_row_goes_out_once_a_later_row_shows_it_is_no_form) {
   stream_steps(rows2, want2, 1);
 }
 
-/* A text stream's item that is not UTF-8, which the stream drops when the
- * payload ends before the stream's end: written as it came, the same
- * streamed (made while the item was held) and whole (made after). */
-Test(stream, a_dropped_text_item_as_it_came) {
+/* A stream's item, which the stream drops when the payload ends before
+ * the stream's end, is written as it came, the same streamed (made while
+ * the item was held) and whole (made after): a text that is not UTF-8, a
+ * JSON row not as the writer would spell it. */
+Test(stream, a_dropped_item_as_it_came) {
   const char in[] = "0:\"$1\"\n1:R\n1:T3,a\xd1"
                     "b";
   buf whole;
@@ -772,6 +773,19 @@ Test(stream, a_dropped_text_item_as_it_came) {
   cr_expect_str_eq(s.out.p, in);
   free(whole.p);
   free(s.out.p);
+  /* a model row's item too: the same bytes whole and streamed, and the
+   * entries row it names still written */
+  const char *items[] = {"1:\"$0\"\n0:R\n0:{\"a\": 1.0}\n",
+                         "2:\"$0\"\n0:R\n1:[[\"k\",1]]\n0:{\"m\":\"$Q1\"}\n"};
+  for (size_t i = 0; i < 2; i++) {
+    cr_assert_eq(encode_with(items[i], strlen(items[i]), 0, RSC_BUNDLER_WEBPACK, &whole), RSC_OK);
+    cr_expect_str_eq(whole.p, items[i]);
+    s = stream_encode(items[i], strlen(items[i]), 0, RSC_BUNDLER_WEBPACK, SPLIT_BYTES, 1, NULL);
+    cr_assert_eq(s.st, RSC_OK);
+    cr_expect_str_eq(s.out.p, items[i]);
+    free(whole.p);
+    free(s.out.p);
+  }
   /* a stream that closes keeps the item: as it came too */
   RT("0:\"$1\"\n1:R\n1:T3,a\xd1"
      "b1:C\n");
