@@ -42,6 +42,7 @@
 #include "rscflight.h"
 #include "bench_hooks.h"
 #include "cli.h"
+#include "describe.h"
 
 static const char *prog = "rscflight";
 /* The subcommand being run (NULL before one is chosen): usage() prints its help. */
@@ -264,22 +265,13 @@ char *cli_read_file(const char *path, size_t *len) {
   return read_all(path, len);
 }
 
-bool cli_looks_like_page(const char *buf, size_t len) {
-  size_t i = 0;
-  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
-  while (i < len &&
-         (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\f'))
-    i++;
-  return i < len && buf[i] == '<';
-}
-
 char *cli_read_payload(const char *path, bool html, size_t *len) {
   char *buf = cli_read_file(path, len);
   if (!buf) {
     fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     return NULL;
   }
-  if (!html && !cli_looks_like_page(buf, *len)) return buf;
+  if (!html && !rsc__looks_like_page(buf, *len)) return buf;
   size_t n;
   char *payload = html_payload(path, buf, *len, RSC_HTML_AUTO, &n);
   free(buf);
