@@ -652,9 +652,9 @@ rsc_status rsc_builder_resolve(rsc_builder *b, rsc_bval *p, rsc_bval *v) {
   return RSC_OK;
 }
 
-rsc_status rsc_builder_reject(rsc_builder *b, rsc_bval *p, const char *digest) {
-  rsc_status s = settle(b, p);
-  if (s) return s;
+/* Rejects a promise or errors a stream, once it may settle: its digest
+ * ("" for NULL) kept, its row queued when it has one. */
+static rsc_status reject_with(rsc_builder *b, rsc_bval *p, const char *digest) {
   if (!digest) digest = "";
   char *d = b_strdup(b, digest, strlen(digest));
   if (!d) return RSC_ERR_NOMEM;
@@ -663,6 +663,11 @@ rsc_status rsc_builder_reject(rsc_builder *b, rsc_bval *p, const char *digest) {
   p->state = PS_REJECTED;
   if (p->id >= 0) b->waiting--;
   return RSC_OK;
+}
+
+rsc_status rsc_builder_reject(rsc_builder *b, rsc_bval *p, const char *digest) {
+  rsc_status s = settle(b, p);
+  return s ? s : reject_with(b, p, digest);
 }
 
 rsc_status rsc_builder_root(rsc_builder *b, rsc_bval *root) {
@@ -710,15 +715,7 @@ rsc_status rsc_builder_stream_close(rsc_builder *b, rsc_bval *s, rsc_bval *ret) 
 
 rsc_status rsc_builder_stream_error(rsc_builder *b, rsc_bval *s, const char *digest) {
   rsc_status st = stream_ok(b, s);
-  if (st) return st;
-  if (!digest) digest = "";
-  char *d = b_strdup(b, digest, strlen(digest));
-  if (!d) return RSC_ERR_NOMEM;
-  if (s->id >= 0 && !enqueue(b, s->id, NULL, d)) return RSC_ERR_NOMEM;
-  s->str = d;
-  s->state = PS_REJECTED;
-  if (s->id >= 0) b->waiting--;
-  return RSC_OK;
+  return st ? st : reject_with(b, s, digest);
 }
 
 size_t rsc_builder_pending(const rsc_builder *b) { return b ? b->waiting + b->queue_len : 0; }
@@ -896,31 +893,72 @@ static int import_string(rsc_builder *b, rsc_text *t, const char *s) {
   return 0;
 }
 
-/* A reference given as metadata text: its I row, once per text. */
-static int client_ref_json(rsc_builder *b, rsc_text *t, rsc_bval *v, const char *prefix) {
-  size_t kl = v->len + 1;
+/* A client reference's key in pieces: its I row is written once per key,
+ * the pieces' concatenation. */
+typedef struct cref_key {
+  const char *part[4];
+  size_t len[4];
+  size_t total;
+} cref_key;
+
+/* Names the I row already written for k in t ("$<id>", "$L<id>" in a type
+ * slot): 1, or 0 when there is none. */
+static int cref_named(rsc_builder *b, rsc_text *t, const char *prefix, const cref_key *k) {
   for (size_t i = 0; i < b->crefs_len; i++) {
-    written_ref *r = &b->crefs[i];
-    if (r->len == kl && r->key[0] == '\x01' && !memcmp(r->key + 1, v->str, v->len)) {
+    const written_ref *r = &b->crefs[i];
+    if (r->len != k->total) continue;
+    size_t at = 0, j = 0;
+    for (; j < 4 && !memcmp(r->key + at, k->part[j], k->len[j]); j++) at += k->len[j];
+    if (j == 4) {
       put_ref(t, prefix, r->id);
-      return 0;
+      return 1;
     }
   }
-  if (!grow(b, (void **)&b->crefs, &b->crefs_cap, b->crefs_len + 1, sizeof *b->crefs))
-    return RSC_ERR_NOMEM;
-  char *key = (char *)b_alloc(b, kl + 1);
-  if (!key) return RSC_ERR_NOMEM;
-  key[0] = '\x01'; /* no "id#name" key starts so */
-  memcpy(key + 1, v->str, v->len);
-  key[kl] = 0;
+  return 0;
+}
+
+/* Room for one more written reference, and k as one string in the
+ * builder's memory; NULL when out of memory. */
+static char *cref_new_key(rsc_builder *b, const cref_key *k) {
+  if (!grow(b, (void **)&b->crefs, &b->crefs_cap, b->crefs_len + 1, sizeof *b->crefs)) return NULL;
+  char *key = (char *)b_alloc(b, k->total + 1);
+  if (!key) return NULL;
+  size_t at = 0;
+  for (size_t j = 0; j < 4; j++) {
+    if (k->len[j]) memcpy(key + at, k->part[j], k->len[j]);
+    at += k->len[j];
+  }
+  key[at] = 0;
+  return key;
+}
+
+/* Opens a new I row among the import rows: "<id>:I", its id. */
+static int64_t cref_row(rsc_builder *b) {
   int64_t id = b->next_id++;
   rsc__text_hex(&b->imports, (uint64_t)id);
   rsc__text_put(&b->imports, ":I", 2);
+  return id;
+}
+
+/* Remembers the I row id written for key and names it in t. */
+static void cref_written(rsc_builder *b, rsc_text *t, const char *prefix, char *key, size_t kl,
+                         int64_t id) {
+  b->crefs[b->crefs_len++] = (written_ref){key, kl, id};
+  put_ref(t, prefix, id);
+}
+
+/* A reference given as metadata text: its I row, once per text. */
+static int client_ref_json(rsc_builder *b, rsc_text *t, rsc_bval *v, const char *prefix) {
+  /* "\x01": no "id#name" key starts so */
+  cref_key k = {{"\x01", v->str, "", ""}, {1, v->len, 0, 0}, v->len + 1};
+  if (cref_named(b, t, prefix, &k)) return 0;
+  char *key = cref_new_key(b, &k);
+  if (!key) return RSC_ERR_NOMEM;
+  int64_t id = cref_row(b);
   rsc__text_put(&b->imports, v->str, v->len);
   rsc__text_put(&b->imports, "\n", 1);
   if (b->imports.status) return b->imports.status;
-  b->crefs[b->crefs_len++] = (written_ref){key, kl, id};
-  put_ref(t, prefix, id);
+  cref_written(b, t, prefix, key, k.total, id);
   return 0;
 }
 
@@ -929,25 +967,11 @@ static int client_ref(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) 
   if (v->sub == CREF_JSON) return client_ref_json(b, t, v, prefix);
   const char *name = v->keys[v->n];
   /* React's key: the manifest's "id#name", "#async" added for async ones. */
-  size_t nl = strlen(name), kl = v->len + 1 + nl + (v->sub ? 6 : 0);
-  for (size_t i = 0; i < b->crefs_len; i++) {
-    written_ref *r = &b->crefs[i];
-    if (r->len == kl && !memcmp(r->key, v->str, v->len) && r->key[v->len] == '#' &&
-        !memcmp(r->key + v->len + 1, name, nl) &&
-        (!v->sub || !memcmp(r->key + v->len + 1 + nl, "#async", 6))) {
-      put_ref(t, prefix, r->id);
-      return 0;
-    }
-  }
-  if (!grow(b, (void **)&b->crefs, &b->crefs_cap, b->crefs_len + 1, sizeof *b->crefs))
-    return RSC_ERR_NOMEM;
-  char *key = (char *)b_alloc(b, kl + 1);
+  size_t nl = strlen(name), al = v->sub ? 6 : 0;
+  cref_key k = {{v->str, "#", name, "#async"}, {v->len, 1, nl, al}, v->len + 1 + nl + al};
+  if (cref_named(b, t, prefix, &k)) return 0;
+  char *key = cref_new_key(b, &k);
   if (!key) return RSC_ERR_NOMEM;
-  memcpy(key, v->str, v->len);
-  key[v->len] = '#';
-  memcpy(key + v->len + 1, name, nl);
-  if (v->sub) memcpy(key + v->len + 1 + nl, "#async", 6);
-  key[kl] = 0;
   rsc_text *meta = row_text(b);
   if (!meta) return RSC_ERR_NOMEM;
   int err = 0;
@@ -966,14 +990,11 @@ static int client_ref(rsc_builder *b, rsc_text *t, rsc_bval *v, bool type_slot) 
     row_done(b);
     return err;
   }
-  int64_t id = b->next_id++;
-  rsc__text_hex(&b->imports, (uint64_t)id);
-  rsc__text_put(&b->imports, ":I", 2);
+  int64_t id = cref_row(b);
   append(&b->imports, meta);
   rsc__text_put(&b->imports, "\n", 1);
   row_done(b);
-  b->crefs[b->crefs_len++] = (written_ref){key, kl, id};
-  put_ref(t, prefix, id);
+  cref_written(b, t, prefix, key, k.total, id);
   return 0;
 }
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "describe.h"
 #include "hex.h"
 #include "report_page.h"
 #include "rowtags.h"
@@ -235,76 +236,36 @@ typedef struct type_desc {
   uint8_t kind; /* 'h' host, 'c' client, 'r' React, 'o' other */
 } type_desc;
 
-static void copy_cut(char *dst, size_t cap, const char *s, size_t n) {
-  if (n >= cap) n = cap - 1;
-  while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* whole code points */
-  memcpy(dst, s, n);
-  dst[n] = 0;
+static uint8_t report_kind(rsc__type_kind k) {
+  switch (k) {
+  case RSC__TYPE_HOST: return 'h';
+  case RSC__TYPE_CLIENT: return 'c';
+  case RSC__TYPE_BUILTIN: return 'r';
+  case RSC__TYPE_LAZY:
+  case RSC__TYPE_OTHER: break;
+  }
+  return 'o';
+}
+
+/* The report's description of a type (describe.h), into out's buffers. */
+static rsc__type_desc report_desc(type_desc *out) {
+  return (rsc__type_desc){.style = RSC__DESCRIBE_REPORT,
+                          .name = out->name,
+                          .name_cap = sizeof out->name,
+                          .module = out->module,
+                          .module_cap = sizeof out->module};
 }
 
 static void describe_client(const rsc_node *ref, type_desc *out) {
-  char id[200] = "", export_name[128] = "";
-  size_t n;
-  const rsc_node *idn = rsc_client_ref_id(ref);
-  const char *s = rsc_node_string(idn, &n);
-  if (s) copy_cut(id, sizeof id, s, n);
-  else if (rsc_node_kind(idn) == RSC_NUMBER) snprintf(id, sizeof id, "%.17g", rsc_node_number(idn));
-  s = rsc_node_string(rsc_client_ref_name(ref), &n);
-  if (s) copy_cut(export_name, sizeof export_name, s, n);
-  out->kind = 'c';
-  snprintf(out->module, sizeof out->module, "%.127s#%.120s", id, export_name);
-  if (export_name[0] && strcmp(export_name, "default") != 0 && strcmp(export_name, "*") != 0) {
-    snprintf(out->name, sizeof out->name, "%s", export_name);
-    return;
-  }
-  const char *base = strrchr(id, '/');
-  base = base ? base + 1 : id;
-  const char *dot = strrchr(base, '.');
-  size_t bn = dot && dot > base ? (size_t)(dot - base) : strlen(base);
-  copy_cut(out->name, sizeof out->name, base, bn + 1 < sizeof out->name ? bn + 1 : bn);
-  out->name[bn < sizeof out->name ? bn : sizeof out->name - 1] = 0;
-  if (!out->name[0]) snprintf(out->name, sizeof out->name, "%s", id);
+  rsc__type_desc d = report_desc(out);
+  rsc__describe_client(ref, &d);
+  out->kind = report_kind(d.kind);
 }
 
 static void describe_value(const rsc_node *v, type_desc *out) {
-  for (int hops = 0; hops < 8; hops++) {
-    size_t n;
-    const char *s;
-    rsc_kind k = rsc_node_kind(v);
-    switch (k) {
-    case RSC_STRING:
-      s = rsc_node_string(v, &n);
-      out->kind = 'h';
-      copy_cut(out->name, sizeof out->name, s, n);
-      return;
-    case RSC_SYMBOL: {
-      s = rsc_node_string(v, &n);
-      const char *sym = rsc__react_symbol_name(s, n);
-      out->kind = 'r';
-      if (sym) snprintf(out->name, sizeof out->name, "%s", sym);
-      else snprintf(out->name, sizeof out->name, "Symbol(%.100s)", s ? s : "");
-      return;
-    }
-    case RSC_CLIENT_REF: describe_client(v, out); return;
-    case RSC_LAZY:
-    case RSC_PROMISE: {
-      const rsc_chunk *c = rsc_node_chunk(v);
-      if (c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED) {
-        v = rsc_chunk_value(c);
-        continue;
-      }
-      out->kind = 'o';
-      snprintf(out->name, sizeof out->name, "Lazy");
-      return;
-    }
-    default:
-      out->kind = 'o';
-      snprintf(out->name, sizeof out->name, "(%s)", rsc_kind_name(k));
-      return;
-    }
-  }
-  out->kind = 'o';
-  snprintf(out->name, sizeof out->name, "(lazy chain)");
+  rsc__type_desc d = report_desc(out);
+  rsc__describe_type(v, &d);
+  out->kind = report_kind(d.kind);
 }
 
 static int all_hex(const char *s, size_t n) {
@@ -343,11 +304,11 @@ static void describe_raw_type(rsc_decoder *d, const char *s, size_t n, type_desc
                s + 2);
   } else if (n >= 1 && s[0] == '$' && (n == 1 || s[1] != '$')) {
     out->kind = 'o';
-    copy_cut(out->name, sizeof out->name, s, n);
+    rsc__copy_cut(out->name, sizeof out->name, s, n, 1);
   } else {
     out->kind = 'h';
-    if (n && s[0] == '$') copy_cut(out->name, sizeof out->name, s + 1, n - 1);
-    else copy_cut(out->name, sizeof out->name, s, n);
+    if (n && s[0] == '$') rsc__copy_cut(out->name, sizeof out->name, s + 1, n - 1, 1);
+    else rsc__copy_cut(out->name, sizeof out->name, s, n, 1);
   }
 }
 
@@ -1501,15 +1462,6 @@ static void out_data(out *o, rsc__report *r, const uint8_t *open, const char *ti
 
 /* MARK: the public call ---------------------------------------------------------------- */
 
-static int looks_like_page(const char *buf, size_t len) {
-  size_t i = 0;
-  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
-  while (i < len &&
-         (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\f'))
-    i++;
-  return i < len && buf[i] == '<';
-}
-
 rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_options *opt,
                            rsc_write_fn write, void *ctx, rsc_error *err) {
   rsc_error none = {RSC_OK, 0, -1, NULL};
@@ -1523,7 +1475,7 @@ rsc_status rsc_report_html(const char *input, size_t len, int page, const rsc_op
   char *payload = NULL;
   size_t plen = len;
   rsc_html_flavor flavor = RSC_HTML_AUTO;
-  if (page > 0 || (page < 0 && looks_like_page(input, len))) {
+  if (page > 0 || (page < 0 && rsc__looks_like_page(input, len))) {
     rsc_status st = rsc_html_extract(input, len, RSC_HTML_AUTO, &payload, &plen, err, &flavor);
     if (st != RSC_OK) return st;
   }

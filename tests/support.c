@@ -201,3 +201,38 @@ int ts_sink_write(void *ctx, const char *buf, size_t len) {
   s->p[s->len] = 0;
   return 0;
 }
+
+/* Whether this call (counted here) is one to fail. */
+static bool counting_fails(ts_counting *c) {
+  c->calls++;
+  bool fail = c->fail_at && (c->sticky ? c->calls >= c->fail_at : c->calls == c->fail_at);
+  if (fail) c->failed = true;
+  return fail;
+}
+
+void *ts_counting_malloc(void *ctx, size_t n) {
+  ts_counting *c = ctx;
+  if (counting_fails(c)) return NULL;
+  void *p = malloc(n);
+  if (p) c->live++;
+  return p;
+}
+
+void *ts_counting_realloc(void *ctx, void *p, size_t old_size, size_t n) {
+  ts_counting *c = ctx;
+  (void)old_size;
+  if (counting_fails(c)) return NULL;
+  void *q = realloc(p, n);
+  if (q && !p) c->live++;
+  return q;
+}
+
+void ts_counting_free(void *ctx, void *p) {
+  ts_counting *c = ctx;
+  if (p) c->live--;
+  free(p);
+}
+
+rsc_alloc ts_counting_alloc(ts_counting *c) {
+  return (rsc_alloc){ts_counting_malloc, ts_counting_realloc, ts_counting_free, c};
+}

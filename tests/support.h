@@ -57,4 +57,19 @@ typedef struct ts_sink {
 } ts_sink;
 int ts_sink_write(void *ctx, const char *buf, size_t len);
 
+/* An allocator (rsc_alloc) over libc that counts its calls (malloc and
+ * realloc, from 1) and the blocks it has out: call number fail_at (0:
+ * none) fails, and with sticky every later one too; failed says one did. */
+typedef struct ts_counting {
+  unsigned long calls, fail_at;
+  bool sticky;
+  bool failed;
+  long live; /* blocks given and not freed */
+} ts_counting;
+void *ts_counting_malloc(void *ctx, size_t n);
+void *ts_counting_realloc(void *ctx, void *p, size_t old_size, size_t n);
+void ts_counting_free(void *ctx, void *p);
+/* The three hooks on c. */
+rsc_alloc ts_counting_alloc(ts_counting *c);
+
 #endif

@@ -25,43 +25,6 @@
 #include "internal.h" /* fine mode: the arena's block size */
 #include "support.h"
 
-typedef struct counting {
-  unsigned long calls;
-  unsigned long fail_at; /* 0: never */
-  bool failed;
-  long live;
-  size_t bytes, peak;
-} counting;
-
-static void *c_malloc(void *ctx, size_t n) {
-  counting *c = ctx;
-  if (++c->calls == c->fail_at) {
-    c->failed = true;
-    return NULL;
-  }
-  void *p = malloc(n);
-  if (p) c->live++;
-  return p;
-}
-
-static void *c_realloc(void *ctx, void *p, size_t old_size, size_t n) {
-  counting *c = ctx;
-  (void)old_size;
-  if (++c->calls == c->fail_at) {
-    c->failed = true;
-    return NULL;
-  }
-  void *q = realloc(p, n);
-  if (q && !p) c->live++;
-  return q;
-}
-
-static void c_free(void *ctx, void *p) {
-  counting *c = ctx;
-  if (p) c->live--;
-  free(p);
-}
-
 /* One decode with the Nth call failing; returns the dump (NULL on error)
  * and the status. piece 0: fed whole. */
 static bool fine;
@@ -69,14 +32,14 @@ static bool fine;
  * and fail calls of the second decode (which runs on reused memory). */
 static bool via_reset;
 
-static char *decode_with(const char *in, size_t len, uint32_t flags, size_t piece, counting *c,
+static char *decode_with(const char *in, size_t len, uint32_t flags, size_t piece, ts_counting *c,
                          rsc_status *status, bool *null_decoder) {
   rsc_options opt;
   rsc_options_init(&opt);
   opt.flags = flags;
-  opt.alloc.malloc = c_malloc;
-  opt.alloc.realloc = c_realloc;
-  opt.alloc.free = c_free;
+  opt.alloc.malloc = ts_counting_malloc;
+  opt.alloc.realloc = ts_counting_realloc;
+  opt.alloc.free = ts_counting_free;
   opt.alloc.ctx = c;
   *null_decoder = false;
   unsigned long fail_at = c->fail_at;
@@ -132,7 +95,7 @@ static unsigned long fail_each(const char *name, uint32_t flags, size_t piece) {
   size_t len;
   char *in = ts_fixture(name, &len);
   cr_assert(in, "missing fixture %s", name);
-  counting clean = {0, 0, false, 0, 0, 0};
+  ts_counting clean = {0};
   rsc_status st;
   bool null_decoder;
   char *want = decode_with(in, len, flags, piece, &clean, &st, &null_decoder);
@@ -140,7 +103,7 @@ static unsigned long fail_each(const char *name, uint32_t flags, size_t piece) {
   rsc_status want_st = st;
   unsigned long n;
   for (n = 1;; n++) {
-    counting c = {0, n, false, 0, 0, 0};
+    ts_counting c = {.fail_at = n};
     char *got = decode_with(in, len, flags, piece, &c, &st, &null_decoder);
     cr_assert_eq(c.live, 0, "%s: fail at %lu: %ld blocks not freed", name, n, c.live);
     if (!c.failed) {
@@ -249,14 +212,14 @@ Test(alloc, chunk_array_growth_fails_cleanly) {
   size_t n = (size_t)sprintf(in, "60:\"far\"\n");
   for (int i = 1; i < 0x50; i++) n += (size_t)sprintf(in + n, "%x:%d\n", i, i);
   n += (size_t)sprintf(in + n, "0:[\"$60\",\"$4f\"]\n");
-  counting clean = {0, 0, false, 0, 0, 0};
+  ts_counting clean = {0};
   rsc_status st;
   bool null_decoder;
   char *want = decode_with(in, n, 0, 0, &clean, &st, &null_decoder);
   cr_assert_eq(st, RSC_OK);
   cr_assert_str_eq(want, "{\"ok\":[\"far\",79]}");
   for (unsigned long k = 1; k <= clean.calls; k++) {
-    counting c = {0, k, false, 0, 0, 0};
+    ts_counting c = {.fail_at = k};
     char *got = decode_with(in, n, 0, 0, &c, &st, &null_decoder);
     cr_assert_eq(c.live, 0, "fail at %lu: %ld blocks not freed", k, c.live);
     cr_assert(st == RSC_ERR_NOMEM, "fail at %lu: %s", k, rsc_status_name(st));
@@ -275,7 +238,7 @@ Test(alloc, deep_rows) {
     for (int i = 0; i < 2000; i++) buf[o++] = ']';
     buf[o++] = '\n';
     for (unsigned long n = 1;; n++) {
-      counting c = {0, n, false, 0, 0, 0};
+      ts_counting c = {.fail_at = n};
       rsc_status st;
       bool null_decoder;
       char *got = decode_with(buf, o, 0, 0, &c, &st, &null_decoder);
@@ -293,11 +256,11 @@ Test(alloc, deep_rows) {
 /* The hooks see every byte the decoder holds: NULL functions mean libc,
  * and a malloc/free pair without realloc works too. */
 Test(alloc, malloc_and_free_without_realloc) {
-  counting c = {0, 0, false, 0, 0, 0};
+  ts_counting c = {0};
   rsc_options opt;
   rsc_options_init(&opt);
-  opt.alloc.malloc = c_malloc;
-  opt.alloc.free = c_free;
+  opt.alloc.malloc = ts_counting_malloc;
+  opt.alloc.free = ts_counting_free;
   opt.alloc.ctx = &c;
   size_t len;
   char *in = ts_fixture("react/19.3.1/prod/page-16k.rsc", &len);
@@ -321,9 +284,9 @@ static bool in_block(const rsc_arena_block *b, const void *p) {
 }
 
 /* An arena on the counting allocator: c counts its blocks. */
-static void arena_on(rsc_arena *a, counting *c) {
+static void arena_on(rsc_arena *a, ts_counting *c) {
   memset(c, 0, sizeof *c);
-  rsc_alloc al = {c_malloc, c_realloc, c_free, c};
+  rsc_alloc al = {ts_counting_malloc, ts_counting_realloc, ts_counting_free, c};
   rsc__arena_init(a, &al);
 }
 
@@ -346,7 +309,7 @@ static void expect_new_head(const rsc_arena *a, const rsc_arena_block *old_head,
 }
 
 Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
-  counting c;
+  ts_counting c;
   rsc_arena a;
   arena_on(&a, &c);
   a.aside = true;
@@ -379,7 +342,7 @@ Test(alloc, arena_puts_a_big_request_aside_while_the_head_has_room) {
 /* Without the switch (the string arena, whose last allocation is shrunk
  * in place), a request that does not fit opens a new head, as before. */
 Test(alloc, arena_without_aside_opens_a_new_head) {
-  counting c;
+  ts_counting c;
   rsc_arena a;
   arena_on(&a, &c);
   rsc__arena_alloc(&a, 16);
@@ -394,7 +357,7 @@ Test(alloc, arena_without_aside_opens_a_new_head) {
 /* rsc__arena_alloc_aside gives one request the aside placement on an arena
  * without the switch (the string arena, for a JSON row's region). */
 Test(alloc, arena_alloc_aside_places_one_request_aside) {
-  counting c;
+  ts_counting c;
   rsc_arena a;
   arena_on(&a, &c);
   void *first = rsc__arena_alloc_aside(&a, 16);
@@ -424,7 +387,7 @@ Test(alloc, arena_alloc_aside_places_one_request_aside) {
 /* The arena grows by an eighth of what it holds: what it holds and has
  * not handed out stays within an eighth of it (plus the block headers). */
 Test(alloc, arena_holds_at_most_an_eighth_more_than_it_gave) {
-  counting c;
+  ts_counting c;
   rsc_arena a;
   arena_on(&a, &c);
   size_t given = 0;
@@ -480,7 +443,7 @@ Test(alloc, a_big_row_leaves_the_string_block_to_the_small_ones) {
  * block holds all the last decode held, so the same allocations again
  * take one block. */
 Test(alloc, arena_reset_gathers_several_blocks_into_one) {
-  counting c;
+  ts_counting c;
   rsc_arena a;
   arena_on(&a, &c);
   fill(&a, 200, 1000);
@@ -506,7 +469,7 @@ Test(alloc, arena_reset_gathers_several_blocks_into_one) {
 
 /* Past the largest block the arena makes, blocks are kept as they are. */
 Test(alloc, arena_reset_keeps_blocks_past_the_block_cap) {
-  counting c;
+  ts_counting c;
   rsc_arena a;
   arena_on(&a, &c);
   a.max_block = 8192;
@@ -523,7 +486,7 @@ Test(alloc, arena_reset_keeps_blocks_past_the_block_cap) {
  * largest blocks of its two arenas go back until both hold at most the
  * limit. */
 Test(alloc, arena_trim_gives_back_the_largest_blocks) {
-  counting c1, c2;
+  ts_counting c1, c2;
   rsc_arena a, b;
   arena_on(&a, &c1);
   arena_on(&b, &c2);
@@ -562,7 +525,7 @@ Test(alloc, arena_trim_gives_back_the_largest_blocks) {
  * decoder's payload may be tiny, and a fresh huge page zeroed for a few
  * bytes took 90 us. */
 Test(alloc, arena_trim_merges_below_a_huge_page_only) {
-  counting c1, c2;
+  ts_counting c1, c2;
   rsc_arena a, b;
   arena_on(&a, &c1);
   arena_on(&b, &c2);

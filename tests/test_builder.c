@@ -448,26 +448,9 @@ Test(builder, nesting_past_the_limit_is_an_error_and_writes_nothing) {
 
 /* --- out of memory --------------------------------------------------------- */
 
-typedef struct budget {
-  long left;
-} budget;
-
-static void *b_malloc(void *ctx, size_t n) {
-  budget *g = ctx;
-  if (g->left-- <= 0) return NULL;
-  return malloc(n);
-}
-static void *b_realloc(void *ctx, void *p, size_t old, size_t n) {
-  budget *g = ctx;
-  (void)old;
-  if (g->left-- <= 0) return NULL;
-  return realloc(p, n);
-}
-static void b_free(void *ctx, void *p) { free(p); }
-
 /* A tree built under a budget of k allocations for every k until it fits;
  * each run either fails with a code or writes the bytes it writes without a
- * budget. */
+ * budget. Call k + 1 and every later one fail (ts_counting, sticky). */
 static void under_every_budget(const char *name, int min_failures) {
   const builder_tree *page = NULL;
   for (size_t i = 0; i < bt_count; i++)
@@ -480,8 +463,8 @@ static void under_every_budget(const char *name, int min_failures) {
   bool done = false;
   int failures = 0;
   for (long k = 0; k < 100000 && !done; k++) {
-    budget g = {k};
-    rsc_alloc al = {b_malloc, b_realloc, b_free, &g};
+    ts_counting g = {.fail_at = (unsigned long)k + 1, .sticky = true};
+    rsc_alloc al = ts_counting_alloc(&g);
     rsc_builder *b = rsc_builder_new(&al);
     if (!b) {
       failures++;

@@ -470,38 +470,20 @@ Test(errors, arguments) {
 }
 
 /* Allocation failures at every step leave nothing allocated. */
-typedef struct counting {
-  long calls, fail_at, live;
-} counting;
-
-static void *c_realloc(void *ctx, void *p, size_t old, size_t n) {
-  counting *c = ctx;
-  if (++c->calls == c->fail_at) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) c->live++;
-  return q;
-}
-static void *c_malloc(void *ctx, size_t n) { return c_realloc(ctx, NULL, 0, n); }
-static void c_free(void *ctx, void *p) {
-  counting *c = ctx;
-  if (p) c->live--;
-  free(p);
-}
-
 Test(errors, allocation_failures_are_clean) {
   const char *html = BOOT NPUSH("\"0:\\\"/_next/a\\\"\\n1:T3,abc\"") NPUSH3("\"MjoiYiIK\"");
   fake f = {.from = "/_next/", .to = "https://cdn.example/_next/"};
   long at;
   for (at = 1; at < 40; at++) {
-    counting c = {.fail_at = at};
-    rsc_alloc al = {.malloc = c_malloc, .realloc = c_realloc, .free = c_free, .ctx = &c};
+    ts_counting c = {.fail_at = (unsigned long)at};
+    rsc_alloc al = ts_counting_alloc(&c);
     char *out;
     size_t len;
     rsc_error err;
     rsc_status st = rsc__html_rewrite(html, strlen(html), RSC_HTML_AUTO, fake_rows, &f, &al, &out,
                                       &len, NULL, &err);
     if (st == RSC_OK) {
-      c_free(&c, out);
+      ts_counting_free(&c, out);
       cr_assert_eq(c.live, 0);
       break;
     }

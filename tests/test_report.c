@@ -343,43 +343,16 @@ Test(report, errors_never_crash) {
 
 /* Every block of the report goes through rsc_options.alloc: a counting
  * allocator sees them all given back, and failing each call in turn gives
- * RSC_ERR_NOMEM or a page, never a crash or a block left behind. */
-typedef struct counting {
-  unsigned long calls, fail_at; /* fail_at: this call and every later one */
-  long live;
-} counting;
-
-static void *cnt_malloc(void *ctx, size_t n) {
-  counting *c = ctx;
-  if (c->fail_at && ++c->calls >= c->fail_at) return NULL;
-  void *p = malloc(n);
-  if (p) c->live++;
-  return p;
-}
-
-static void *cnt_realloc(void *ctx, void *p, size_t old, size_t n) {
-  counting *c = ctx;
-  (void)old;
-  if (c->fail_at && ++c->calls >= c->fail_at) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) c->live++;
-  return q;
-}
-
-static void cnt_free(void *ctx, void *p) {
-  counting *c = ctx;
-  if (p) c->live--;
-  free(p);
-}
-
+ * RSC_ERR_NOMEM or a page, never a crash or a block left behind (fail_at:
+ * that call and every later one). */
 Test(report, allocator_hooks) {
   size_t len;
   char *buf = ts_fixture("react/19.3.1/prod/page-1k.rsc", &len);
   cr_assert(buf);
-  counting c = {0, 0, 0};
+  ts_counting c = {.sticky = true};
   rsc_options opt;
   rsc_options_init(&opt);
-  opt.alloc = (rsc_alloc){cnt_malloc, cnt_realloc, cnt_free, &c};
+  opt.alloc = ts_counting_alloc(&c);
   ts_sink whole = {0};
   rsc_error err;
   /* counted without failing: the same page as libc's */
@@ -388,14 +361,14 @@ Test(report, allocator_hooks) {
   unsigned long calls = c.calls;
   cr_assert_eq(c.live, 0, "%ld blocks not freed", c.live);
   /* more calls than the decode alone makes: the measuring's own blocks */
-  c = (counting){0, ~0ul, 0};
+  c = (ts_counting){.fail_at = ~0ul, .sticky = true};
   rsc_decoder_free(rsc_decode(buf, len, &opt, NULL));
   cr_assert_gt(calls, c.calls + 10, "report %lu calls, decode %lu", calls, c.calls);
   ts_sink libc = {0};
   cr_assert_eq(rsc_report_html(buf, len, 0, NULL, ts_sink_write, &libc, &err), RSC_OK);
   cr_assert(whole.len == libc.len && memcmp(whole.p, libc.p, libc.len) == 0);
   for (unsigned long n = 1; n <= calls; n++) {
-    c = (counting){0, n, 0};
+    c = (ts_counting){.fail_at = n, .sticky = true};
     ts_sink s = {0};
     rsc_status st = rsc_report_html(buf, len, 0, &opt, ts_sink_write, &s, &err);
     cr_assert(st == RSC_ERR_NOMEM || st == RSC_OK, "fail at %lu: %s", n, rsc_status_name(st));

@@ -468,33 +468,7 @@ Test(rewrite, row_hook) {
   free(fx);
 }
 
-/* --- failing allocators -------------------------------------------------- */
-
-typedef struct counting {
-  unsigned long calls, fail_at;
-  long live;
-} counting;
-
-static void *c_malloc(void *ctx, size_t n) {
-  counting *c = ctx;
-  if (++c->calls == c->fail_at) return NULL;
-  void *p = malloc(n);
-  if (p) c->live++;
-  return p;
-}
-static void *c_realloc(void *ctx, void *p, size_t old, size_t n) {
-  counting *c = ctx;
-  (void)old;
-  if (++c->calls == c->fail_at) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) c->live++;
-  return q;
-}
-static void c_free(void *ctx, void *p) {
-  counting *c = ctx;
-  if (p) c->live--;
-  free(p);
-}
+/* --- failing allocators (ts_counting) ------------------------------------- */
 
 static int sel_fn(void *ctx, const rsc_rewrite_place *pl, const char *s, size_t len,
                   const char **out, size_t *out_len) {
@@ -522,8 +496,8 @@ Test(rewrite, allocation_failure) {
   for (size_t piece = 0; piece <= 3; piece += 3) {
     bool done = false;
     for (unsigned long n = 1; !done && n < 1000; n++) {
-      counting c = {0, n, 0};
-      o.alloc = (rsc_alloc){c_malloc, c_realloc, c_free, &c};
+      ts_counting c = {.fail_at = n};
+      o.alloc = ts_counting_alloc(&c);
       ts_sink s = {0};
       rsc_rewriter *rw = rsc_rewriter_new(&o, ts_sink_write, &s);
       if (rw) {

@@ -1,13 +1,14 @@
 /* cli.h - what the rscflight subcommands share. tools/ only: every tool is a
  * client of include/rscflight.h. From src/ the CLI includes only header-only
- * tables (rowtags.h, hex.h: stats re-frames rows as the framer does) and the
- * benchmark hooks (bench_hooks.h: bench --parse-only), which is why it links
- * the static library.
+ * tables (rowtags.h, hex.h: stats re-frames rows as the framer does; symbols.h
+ * and describe.h: tree, stats and the byte report name types and tell pages
+ * from payloads alike) and the benchmark hooks (bench_hooks.h: bench
+ * --parse-only), which is why it links the static library.
  *
  * rscflight.c owns main(), file reading and error reporting; tree.c and
  * stats.c each own one subcommand. tree.c also owns cli_describe_type, the
- * one place that turns an element's type into a display name, so that tree
- * and stats name components the same way. */
+ * CLI's one door to describe.h's rsc__describe_type, so that tree and stats
+ * name components the same way. */
 #ifndef RSC_CLI_H
 #define RSC_CLI_H
 
@@ -25,14 +26,10 @@ char *cli_read_file(const char *path, size_t *len);
 /* rscflight.c: the Flight payload every decoding command reads from path
  * ("-": stdin): the input itself, or the payload an HTML page inlines when
  * html is set or the input opens with '<' (after whitespace and a UTF-8
- * byte-order mark), which no Flight payload does. Followed by RSC_PADDING
+ * byte-order mark: rsc__looks_like_page), which no Flight payload does. Followed by RSC_PADDING
  * readable bytes; release with free(). NULL after the failure was reported
  * on stderr. */
 char *cli_read_payload(const char *path, bool html, size_t *len);
-/* rscflight.c: whether the input is an HTML page: its first byte after
- * whitespace and a UTF-8 byte-order mark is '<'. A Flight payload opens
- * with a row id (hex) or a dev row (':'), never with markup. */
-bool cli_looks_like_page(const char *buf, size_t len);
 /* rscflight.c: "rscflight: FILE: offset N, row X: message" on stderr. */
 void cli_report_error(const char *file, const rsc_error *e);
 
@@ -98,9 +95,10 @@ typedef struct cli_type {
   rsc_chunk_state state; /* LAZY: its state                              */
 } cli_type;
 
-/* tree.c: describes an element type node (rsc_element_type); fulfilled lazy
- * types are followed. NULL describes as CLI_TYPE_OTHER "(none)". Reading a
- * lazy's status may initialise its chunk (see rsc_chunk_status). */
+/* tree.c: describes an element type node (rsc_element_type) as
+ * rsc__describe_type does (describe.h); fulfilled lazy types are followed.
+ * NULL describes as CLI_TYPE_OTHER "(none)". Reading a lazy's status may
+ * initialise its chunk (see rsc_chunk_status). */
 void cli_describe_type(const rsc_node *type, cli_type *out);
 /* tree.c: the display name of a React symbol key ("react.suspense" ->
  * "Suspense"); writes into buf (cap bytes) and returns it. */

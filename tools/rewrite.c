@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "describe.h"
 #include "rscflight.h"
 
 void cli_rewrite_help(FILE *f) {
@@ -221,7 +222,7 @@ int cli_rewrite_main(int argc, char **argv) {
     n = fread(buf + len, 1, cap, in);
     len += n;
   } while (n > 0 && !page_or_payload(buf, len));
-  page = st == RSC_OK && (html || cli_looks_like_page(buf, len));
+  page = st == RSC_OK && (html || rsc__looks_like_page(buf, len));
   if (page) {
     while (st == RSC_OK && n > 0) {
       if (!grow(&buf, &bcap, len + cap)) st = RSC_ERR_NOMEM;

@@ -42,6 +42,7 @@
 #include "rscflight.h"
 #include "bench_hooks.h"
 #include "cli.h"
+#include "describe.h"
 
 static const char *prog = "rscflight";
 /* The subcommand being run (NULL before one is chosen): usage() prints its help. */
@@ -264,22 +265,13 @@ char *cli_read_file(const char *path, size_t *len) {
   return read_all(path, len);
 }
 
-bool cli_looks_like_page(const char *buf, size_t len) {
-  size_t i = 0;
-  if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) i = 3;
-  while (i < len &&
-         (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\f'))
-    i++;
-  return i < len && buf[i] == '<';
-}
-
 char *cli_read_payload(const char *path, bool html, size_t *len) {
   char *buf = cli_read_file(path, len);
   if (!buf) {
     fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
     return NULL;
   }
-  if (!html && !cli_looks_like_page(buf, *len)) return buf;
+  if (!html && !rsc__looks_like_page(buf, *len)) return buf;
   size_t n;
   char *payload = html_payload(path, buf, *len, RSC_HTML_AUTO, &n);
   free(buf);
@@ -1002,6 +994,61 @@ static double median_of(double *t, size_t n) {
   return n ? t[n / 2] : 0;
 }
 
+/* What bench --encode and --rewrite time against a decode: one run writing
+ * to count_bytes into *out_bytes (0 before it); other than RSC_OK after
+ * saying why on stderr. */
+typedef rsc_status (*bench_op)(void *ctx, size_t *out_bytes);
+
+/* A decode of buf[0..len) with opt and op, in turns until min_time has
+ * passed (5 turns at the least, 1 << 16 at the most), each timed alone:
+ * their median ns in *md and *mo, the turns in *runs. 1 when op failed or
+ * memory ran out, else 0. */
+static int bench_pair(const char *buf, size_t len, const rsc_options *opt, double min_time,
+                      bench_op op, void *ctx, size_t *out_bytes, double *md, double *mo,
+                      size_t *runs) {
+  size_t cap = 1 << 16, n = 0;
+  double *td = malloc(cap * sizeof *td), *to = malloc(cap * sizeof *to);
+  int rc = !td || !to;
+  double start = now_ns();
+  while (!rc && n < cap && (n < 5 || now_ns() - start < min_time * 1e9)) {
+    double t0 = now_ns();
+    rsc_decoder *d = rsc_decode(buf, len, opt, NULL);
+    double t1 = now_ns();
+    rsc_decoder_free(d);
+    *out_bytes = 0;
+    double t2 = now_ns();
+    rsc_status st = op(ctx, out_bytes);
+    double t3 = now_ns();
+    if (st != RSC_OK) {
+      rc = 1;
+      break;
+    }
+    td[n] = t1 - t0;
+    to[n] = t3 - t2;
+    n++;
+  }
+  if (!rc) {
+    *md = median_of(td, n);
+    *mo = median_of(to, n);
+    *runs = n;
+  }
+  free(td);
+  free(to);
+  return rc;
+}
+
+typedef struct encode_run {
+  const char *file;
+  rsc_decoder *kept;
+} encode_run;
+
+static rsc_status run_encode(void *ctx, size_t *out_bytes) {
+  encode_run *e = ctx;
+  rsc_status st = rsc_encode(e->kept, count_bytes, out_bytes);
+  if (st != RSC_OK) fprintf(stderr, "%s: %s: encode: %s\n", prog, e->file, rsc_status_name(st));
+  return st;
+}
+
 /* bench --encode: a decode (without RSC_OPT_KEEP_ROWS, as a plain decode
  * runs) and an encode of a payload decoded once with it, in turns until
  * min_time has passed, each timed alone. */
@@ -1018,36 +1065,11 @@ static int bench_encode(const char *file, const char *buf, size_t len, uint32_t 
     return 1;
   }
   opt.flags = flags;
-  size_t cap = 1 << 16, n = 0, out_bytes = 0;
-  double *td = malloc(cap * sizeof *td), *te = malloc(cap * sizeof *te);
-  if (!td || !te) {
-    free(td);
-    free(te);
-    rsc_decoder_free(kept);
-    return 1;
-  }
-  double start = now_ns();
-  int rc = 0;
-  while (n < cap && (n < 5 || now_ns() - start < min_time * 1e9)) {
-    double t0 = now_ns();
-    rsc_decoder *d = rsc_decode(buf, len, &opt, NULL);
-    double t1 = now_ns();
-    rsc_decoder_free(d);
-    out_bytes = 0;
-    double t2 = now_ns();
-    rsc_status st = rsc_encode(kept, count_bytes, &out_bytes);
-    double t3 = now_ns();
-    if (st != RSC_OK) {
-      fprintf(stderr, "%s: %s: encode: %s\n", prog, file, rsc_status_name(st));
-      rc = 1;
-      break;
-    }
-    td[n] = t1 - t0;
-    te[n] = t3 - t2;
-    n++;
-  }
+  size_t n = 0, out_bytes = 0;
+  double md = 0, me = 0;
+  encode_run e = {file, kept};
+  int rc = bench_pair(buf, len, &opt, min_time, run_encode, &e, &out_bytes, &md, &me, &n);
   if (!rc) {
-    double md = median_of(td, n), me = median_of(te, n);
     double mbd = md > 0 ? (double)len / md * 1e3 : 0, mbe = me > 0 ? (double)len / me * 1e3 : 0;
     if (json)
       printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"encoded_bytes\":%zu,\"decode_median_ns\":%.0f,"
@@ -1059,10 +1081,23 @@ static int bench_encode(const char *file, const char *buf, size_t len, uint32_t 
              " encode/decode %.2f, %zu runs\n",
              file, len, out_bytes, md, mbd, me, mbe, md > 0 ? me / md : 0, n);
   }
-  free(td);
-  free(te);
   rsc_decoder_free(kept);
   return rc;
+}
+
+typedef struct rewrite_run {
+  const char *file, *buf;
+  size_t len;
+  const rsc_rewrite_options *ro;
+  rsc_rewrite_stats st;
+  rsc_error err;
+} rewrite_run;
+
+static rsc_status run_rewrite(void *ctx, size_t *out_bytes) {
+  rewrite_run *r = ctx;
+  rsc_status s = rsc_rewrite(r->buf, r->len, r->ro, count_bytes, out_bytes, &r->err, &r->st);
+  if (s != RSC_OK) cli_report_error(r->file, &r->err);
+  return s;
 }
 
 /* bench --rewrite: a decode and a rewrite of the same bytes (the prefix
@@ -1079,35 +1114,11 @@ static int bench_rewrite(const char *file, const char *buf, size_t len, uint32_t
   rsc_rewrite_options_init(&ro);
   ro.prefix = &rule;
   ro.prefix_count = 1;
-  size_t cap = 1 << 16, n = 0, out_bytes = 0;
-  double *td = malloc(cap * sizeof *td), *tr = malloc(cap * sizeof *tr);
-  if (!td || !tr) {
-    free(td);
-    free(tr);
-    return 1;
-  }
-  rsc_rewrite_stats st;
-  rsc_error err;
-  double start = now_ns();
-  int rc = 0;
-  while (n < cap && (n < 5 || now_ns() - start < min_time * 1e9)) {
-    double t0 = now_ns();
-    rsc_decoder *d = rsc_decode(buf, len, &opt, NULL);
-    double t1 = now_ns();
-    rsc_decoder_free(d);
-    out_bytes = 0;
-    double t2 = now_ns();
-    rsc_status s = rsc_rewrite(buf, len, &ro, count_bytes, &out_bytes, &err, &st);
-    double t3 = now_ns();
-    if (s != RSC_OK) {
-      cli_report_error(file, &err);
-      rc = 1;
-      break;
-    }
-    td[n] = t1 - t0;
-    tr[n] = t3 - t2;
-    n++;
-  }
+  size_t n = 0, out_bytes = 0;
+  double md = 0, mr = 0;
+  rewrite_run r = {.file = file, .buf = buf, .len = len, .ro = &ro};
+  int rc = bench_pair(buf, len, &opt, min_time, run_rewrite, &r, &out_bytes, &md, &mr, &n);
+  rsc_rewrite_stats st = r.st;
   /* streaming memory: pieces of 64 KiB through a counting allocator */
   counter cnt = {0, 0};
   ro.alloc.malloc = c_malloc;
@@ -1123,7 +1134,6 @@ static int bench_rewrite(const char *file, const char *buf, size_t len, uint32_t
     rsc_rewriter_free(rw);
   }
   if (!rc) {
-    double md = median_of(td, n), mr = median_of(tr, n);
     double mbd = md > 0 ? (double)len / md * 1e3 : 0, mbr = mr > 0 ? (double)len / mr * 1e3 : 0;
     if (json)
       printf("%s\n {\"file\":\"%s\",\"bytes\":%zu,\"rewritten_bytes\":%llu,"
@@ -1144,8 +1154,6 @@ static int bench_rewrite(const char *file, const char *buf, size_t len, uint32_t
              cnt.peak, (unsigned long long)st.largest_row,
              st.largest_row ? (double)cnt.peak / (double)st.largest_row : 0, n);
   }
-  free(td);
-  free(tr);
   return rc;
 }
 

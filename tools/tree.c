@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "describe.h"
 #include "symbols.h"
 
 /* Recursion guards: the graph may be deep, shared or cyclic (hostile input),
@@ -139,30 +140,6 @@ static void put_quoted(tree_out *t, role r, const char *s, size_t len, size_t ma
 
 /* Formats a number the way JavaScript prints it, near enough: integers
  * without a fraction, others with the fewest digits that read back. */
-static void fmt_number(double v, char *buf, size_t cap) {
-  if (isnan(v)) snprintf(buf, cap, "NaN");
-  else if (isinf(v)) snprintf(buf, cap, v > 0 ? "Infinity" : "-Infinity");
-  else if (v == 0) snprintf(buf, cap, "0");
-  else if (fabs(v) < 1e21 && v == floor(v)) snprintf(buf, cap, "%.0f", v);
-  else {
-    for (int prec = 1; prec <= 17; prec++) {
-      snprintf(buf, cap, "%.*g", prec, v);
-      if (strtod(buf, NULL) == v) break;
-    }
-  }
-}
-
-/* Copies at most cap-1 bytes of s, cutting on a UTF-8 boundary. */
-static void copy_cut(char *dst, size_t cap, const char *s, size_t len) {
-  if (!s) len = 0;
-  if (len >= cap) {
-    len = cap - 1;
-    while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) len--;
-  }
-  if (len) memcpy(dst, s, len);
-  dst[len] = '\0';
-}
-
 const char *cli_symbol_name(const char *key, char *buf, size_t cap) {
   const char *name = key ? rsc__react_symbol_name(key, strlen(key)) : NULL;
   if (name) snprintf(buf, cap, "%s", name);
@@ -170,77 +147,42 @@ const char *cli_symbol_name(const char *key, char *buf, size_t cap) {
   return buf;
 }
 
-/* A client component's display name: its export name, or for a default,
- * "*" (CommonJS) or "" export the module's file name without extension. */
-static void client_display_name(const char *id, const char *export_name, char *buf, size_t cap) {
-  if (export_name[0] && strcmp(export_name, "default") != 0 && strcmp(export_name, "*") != 0) {
-    copy_cut(buf, cap, export_name, strlen(export_name));
-    return;
+/* The CLI's description of a type (src/describe.h): into out's buffers. */
+static rsc__type_desc cli_desc(cli_type *out) {
+  return (rsc__type_desc){.style = RSC__DESCRIBE_CLI,
+                          .name = out->name,
+                          .name_cap = sizeof out->name,
+                          .module = out->module,
+                          .module_cap = sizeof out->module};
+}
+
+static cli_type_kind cli_kind(rsc__type_kind k) {
+  switch (k) {
+  case RSC__TYPE_HOST: return CLI_TYPE_HOST;
+  case RSC__TYPE_CLIENT: return CLI_TYPE_CLIENT;
+  case RSC__TYPE_BUILTIN: return CLI_TYPE_BUILTIN;
+  case RSC__TYPE_LAZY: return CLI_TYPE_LAZY;
+  case RSC__TYPE_OTHER: break;
   }
-  const char *base = strrchr(id, '/');
-  base = base ? base + 1 : id;
-  const char *dot = strrchr(base, '.');
-  size_t n = dot && dot > base ? (size_t)(dot - base) : strlen(base);
-  copy_cut(buf, cap, base, n);
-  if (!buf[0]) copy_cut(buf, cap, id, strlen(id));
+  return CLI_TYPE_OTHER;
 }
 
 static void describe_client(const rsc_node *ref, cli_type *out) {
-  char id[200] = "", num[64];
-  size_t n;
-  const rsc_node *idn = rsc_client_ref_id(ref);
-  const char *s = rsc_node_string(idn, &n);
-  if (s) copy_cut(id, sizeof id, s, n);
-  else if (rsc_node_kind(idn) == RSC_NUMBER) {
-    fmt_number(rsc_node_number(idn), num, sizeof num);
-    copy_cut(id, sizeof id, num, strlen(num));
-  }
-  char export_name[128] = "";
-  s = rsc_node_string(rsc_client_ref_name(ref), &n);
-  if (s) copy_cut(export_name, sizeof export_name, s, n);
-  out->kind = CLI_TYPE_CLIENT;
-  snprintf(out->module, sizeof out->module, "%.127s#%.120s", id, export_name);
-  client_display_name(id, export_name, out->name, sizeof out->name);
+  rsc__type_desc d = cli_desc(out);
+  rsc__describe_client(ref, &d);
+  out->kind = cli_kind(d.kind);
 }
 
 void cli_describe_type(const rsc_node *type, cli_type *out) {
   memset(out, 0, sizeof *out);
   out->chunk_id = -1;
-  out->kind = CLI_TYPE_OTHER;
-  for (int hops = 0; hops < 8; hops++) {
-    size_t n;
-    const char *s;
-    rsc_kind k = rsc_node_kind(type);
-    switch (k) {
-    case RSC_STRING:
-      s = rsc_node_string(type, &n);
-      out->kind = CLI_TYPE_HOST;
-      copy_cut(out->name, sizeof out->name, s, n);
-      return;
-    case RSC_SYMBOL:
-      out->kind = CLI_TYPE_BUILTIN;
-      cli_symbol_name(rsc_node_string(type, NULL), out->name, sizeof out->name);
-      return;
-    case RSC_CLIENT_REF: describe_client(type, out); return;
-    case RSC_LAZY:
-    case RSC_PROMISE: {
-      const rsc_chunk *c = rsc_node_chunk(type);
-      rsc_chunk_state st = rsc_chunk_status(c);
-      if (c && st == RSC_CHUNK_FULFILLED) {
-        type = rsc_chunk_value(c);
-        continue;
-      }
-      out->kind = CLI_TYPE_LAZY;
-      out->chunk_id = rsc_chunk_id(c);
-      out->state = st;
-      snprintf(out->name, sizeof out->name, "Lazy");
-      return;
-    }
-    case RSC_NONE: snprintf(out->name, sizeof out->name, "(none)"); return;
-    default: snprintf(out->name, sizeof out->name, "(%s)", rsc_kind_name(k)); return;
-    }
+  rsc__type_desc d = cli_desc(out);
+  rsc__describe_type(type, &d);
+  out->kind = cli_kind(d.kind);
+  if (d.kind == RSC__TYPE_LAZY) {
+    out->chunk_id = rsc_chunk_id(d.lazy);
+    out->state = rsc_chunk_status(d.lazy);
   }
-  snprintf(out->name, sizeof out->name, "(lazy chain)");
 }
 
 static const char *state_name(rsc_chunk_state st) {
@@ -326,7 +268,7 @@ static void abbrev(tree_out *t, const rsc_node *v, int nested) {
   case RSC_UNDEFINED: put(t, R_PLAIN, "undefined"); return;
   case RSC_BOOL: put(t, R_PLAIN, rsc_node_bool(v) ? "true" : "false"); return;
   case RSC_NUMBER:
-    fmt_number(rsc_node_number(v), num, sizeof num);
+    rsc__js_number(rsc_node_number(v), num, sizeof num);
     put(t, R_PLAIN, num);
     return;
   case RSC_STRING: put_quoted(t, R_STRING, s, n, TREE_PROP_CHARS); return;
