@@ -343,10 +343,14 @@ static bool put_row_string(enc *e, const rsc_node *v, bool top) {
   return true;
 }
 
+/* How put_plain writes strings: as they are (PLAIN_BARE: what a client
+ * reads with a bare JSON.parse, an E row's digest), or as the strings
+ * that other rows hold ("$<id>") where they are one, "$" escaped or not. */
+typedef enum { PLAIN_BARE, PLAIN_ROWS, PLAIN_ROWS_ESCAPED } plain_mode;
+
 /* JSON as the server stringifies what it does not serialize as a model
- * (an I row's metadata, a "__proto__" member): no "$" escapes, but the
- * strings that other rows hold. */
-static void put_plain(enc *e, const rsc_node *v, bool escape) {
+ * (an I row's metadata, a "__proto__" member, an E row's digest). */
+static void put_plain(enc *e, const rsc_node *v, plain_mode mode) {
   switch (v->kind) {
   case RSC_NULL: PUT_LIT(e, "null"); return;
   case RSC_BOOL: put(e, v->u.boolean ? "true" : "false", v->u.boolean ? 4 : 5); return;
@@ -356,15 +360,16 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
     return;
   }
   case RSC_STRING:
-    if (put_row_string(e, v, false)) return;
-    if (escape && v->len && v->u.str[0] == '$') put_prefixed(e, "$", v->u.str, v->len);
+    if (mode != PLAIN_BARE && put_row_string(e, v, false)) return;
+    if (mode == PLAIN_ROWS_ESCAPED && v->len && v->u.str[0] == '$')
+      put_prefixed(e, "$", v->u.str, v->len);
     else rsc__text_json_string(e->out, v->u.str, v->len);
     return;
   case RSC_ARRAY:
     put(e, "[", 1);
     for (uint32_t i = 0; i < v->len; i++) {
       if (i) put(e, ",", 1);
-      put_plain(e, &v->u.items[i], escape);
+      put_plain(e, &v->u.items[i], mode);
     }
     put(e, "]", 1);
     return;
@@ -378,7 +383,7 @@ static void put_plain(enc *e, const rsc_node *v, bool escape) {
       first = false;
       rsc__text_json_string(e->out, m->key, rsc__member_klen(m));
       put(e, ":", 1);
-      put_plain(e, &m->val, escape);
+      put_plain(e, &m->val, mode);
     }
     put(e, "}", 1);
     return;
@@ -450,7 +455,7 @@ static void put_members(enc *e, const rsc_node *v, pframe *self) {
     uint32_t p = m->val.kind == RSC_UNDEFINED && (v->flags & NF_PROTO)
                      ? rsc__idmap_get(&e->protos, (uintptr_t)m)
                      : RSC_IDMAP_NONE;
-    if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value, false);
+    if (p != RSC_IDMAP_NONE) put_plain(e, &e->d->rowlog.protos[p].value, PLAIN_ROWS);
     else put_value(e, &m->val, self, m->key, kn, 0, false);
   }
   put(e, "}", 1);
@@ -660,8 +665,8 @@ static void error_line(enc *e, int64_t id, const rsc_node *reason) {
   row_head(e, id, 'E');
   put(e, "{", 1);
   if (reason && reason->kind == RSC_ERROR && reason->u.err->digest.kind != RSC_NONE) {
-    PUT_LIT(e, "\"digest\":");
-    put_value(e, &reason->u.err->digest, NULL, "", 0, 0, false);
+    PUT_LIT(e, "\"digest\":"); /* read with a bare JSON.parse: no "$" forms */
+    put_plain(e, &reason->u.err->digest, PLAIN_BARE);
   }
   put(e, "}\n", 2);
 }
@@ -766,7 +771,7 @@ static void write_row(enc *e, size_t r) {
      * "$..." name under webpack), and it is in no value to change */
     if (row->raw) put(e, row->raw, row->raw_len);
     else if (c && c->state == CS_FULFILLED && c->value.kind == RSC_CLIENT_REF)
-      put_plain(e, &c->value.u.cref->metadata, true);
+      put_plain(e, &c->value.u.cref->metadata, PLAIN_ROWS_ESCAPED);
     else PUT_LIT(e, "null");
     put(e, "\n", 1);
     return;

@@ -316,6 +316,14 @@ Test(rows, a_close_row_before_its_model_row) {
   free(out.p);
 }
 
+/* An E row's digest is read with a bare JSON.parse: a "$" in it is no
+ * form, so it is written without the model's escapes or row names. */
+Test(rows, error_digests_as_plain_json) {
+  RT("0:\"$L1\"\n1:E{\"digest\":\"$x\"}\n");
+  RT("0:[\"$L1\",\"abc\"]\n1:E{\"digest\":\"abc\"}\n");
+  RT("0:\"$L1\"\n1:E{\"digest\":{\"a\":[\"$1\",2]}}\n");
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
