@@ -6,8 +6,7 @@
  * A type is named by what it is: a string is a host tag, a symbol a React
  * built-in by its display name, a client reference a component by its
  * export name (a default export by its module's file name), a fulfilled
- * lazy is followed, up to 8 hops. The report and the CLI print a few
- * details of it apart (rsc__describe_style), each as its output has them. */
+ * lazy is followed, up to 8 hops. */
 #ifndef RSC_DESCRIBE_H
 #define RSC_DESCRIBE_H
 
@@ -47,14 +46,13 @@ static inline void rsc__js_number(double v, char *buf, size_t cap) {
 }
 
 /* Copies s[0..n) into dst (cap > 0 bytes) as a C string: at most cap-1
- * bytes, cut on a UTF-8 boundary. With whole_tail set it also backs off
- * when s[n], the byte after what fits, continues a code point. */
-static inline void rsc__copy_cut(char *dst, size_t cap, const char *s, size_t n, int whole_tail) {
+ * bytes, cut on a UTF-8 boundary. */
+static inline void rsc__copy_cut(char *dst, size_t cap, const char *s, size_t n) {
   if (!s) n = 0;
-  int cut = n >= cap;
-  if (cut) n = cap - 1;
-  if (cut || whole_tail)
+  if (n >= cap) {
+    n = cap - 1;
     while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+  }
   if (n) memcpy(dst, s, n);
   dst[n] = '\0';
 }
@@ -68,18 +66,9 @@ typedef enum rsc__type_kind {
   RSC__TYPE_OTHER    /* anything else: "(kind)", or "(lazy chain)" past 8 hops  */
 } rsc__type_kind;
 
-/* The details the two outputs print apart. CLI: a numeric module id as
- * JavaScript prints it, an unknown symbol's whole key, names cut on a UTF-8
- * boundary. REPORT: a numeric module id with %.17g, at most 100 bytes of an
- * unknown symbol's key, copies that also back off a code point the next
- * byte continues (rsc__copy_cut's whole_tail), and a module id that names
- * no file (it ends in '/') as the name cut to fit by snprintf, byte-wise. */
-typedef enum rsc__describe_style { RSC__DESCRIBE_CLI, RSC__DESCRIBE_REPORT } rsc__describe_style;
-
-/* One description: the caller sets style and the buffers (caps > 0), the
- * calls below the rest. */
+/* One description: the caller sets the buffers (caps > 0), the calls
+ * below the rest. Names are cut to fit on a UTF-8 boundary. */
 typedef struct rsc__type_desc {
-  rsc__describe_style style;
   char *name; /* NUL-terminated display name */
   size_t name_cap;
   char *module; /* CLIENT: "app/Button.js#Button", else "" */
@@ -92,41 +81,36 @@ typedef struct rsc__type_desc {
  * display name: the export name, or for a default, "*" (CommonJS) or ""
  * export the module's file name without extension. */
 static inline void rsc__describe_client(const rsc_node *ref, rsc__type_desc *out) {
-  int report = out->style == RSC__DESCRIBE_REPORT;
   char id[200] = "", export_name[128] = "", num[64];
   size_t n;
   const rsc_node *idn = rsc_client_ref_id(ref);
   const char *s = rsc_node_string(idn, &n);
-  if (s) rsc__copy_cut(id, sizeof id, s, n, report);
+  if (s) rsc__copy_cut(id, sizeof id, s, n);
   else if (rsc_node_kind(idn) == RSC_NUMBER) {
-    if (report) snprintf(num, sizeof num, "%.17g", rsc_node_number(idn));
-    else rsc__js_number(rsc_node_number(idn), num, sizeof num);
-    rsc__copy_cut(id, sizeof id, num, strlen(num), 0);
+    rsc__js_number(rsc_node_number(idn), num, sizeof num);
+    rsc__copy_cut(id, sizeof id, num, strlen(num));
   }
   s = rsc_node_string(rsc_client_ref_name(ref), &n);
-  if (s) rsc__copy_cut(export_name, sizeof export_name, s, n, report);
+  if (s) rsc__copy_cut(export_name, sizeof export_name, s, n);
   out->kind = RSC__TYPE_CLIENT;
   out->lazy = NULL;
   snprintf(out->module, out->module_cap, "%.127s#%.120s", id, export_name);
   if (export_name[0] && strcmp(export_name, "default") != 0 && strcmp(export_name, "*") != 0) {
-    rsc__copy_cut(out->name, out->name_cap, export_name, strlen(export_name), report);
+    rsc__copy_cut(out->name, out->name_cap, export_name, strlen(export_name));
     return;
   }
   const char *base = strrchr(id, '/');
   base = base ? base + 1 : id;
   const char *dot = strrchr(base, '.');
   n = dot && dot > base ? (size_t)(dot - base) : strlen(base);
-  rsc__copy_cut(out->name, out->name_cap, base, n, report);
-  if (out->name[0]) return;
-  if (report) snprintf(out->name, out->name_cap, "%s", id);
-  else rsc__copy_cut(out->name, out->name_cap, id, strlen(id), 0);
+  rsc__copy_cut(out->name, out->name_cap, base, n);
+  if (!out->name[0]) rsc__copy_cut(out->name, out->name_cap, id, strlen(id));
 }
 
 /* An element type node (rsc_element_type), fulfilled lazies followed; NULL
  * describes as OTHER "(none)". Reading a lazy's status may initialise its
  * chunk (see rsc_chunk_status). */
 static inline void rsc__describe_type(const rsc_node *type, rsc__type_desc *out) {
-  int report = out->style == RSC__DESCRIBE_REPORT;
   out->name[0] = out->module[0] = '\0';
   out->lazy = NULL;
   for (int hops = 0; hops < 8; hops++) {
@@ -137,16 +121,15 @@ static inline void rsc__describe_type(const rsc_node *type, rsc__type_desc *out)
     case RSC_STRING:
       s = rsc_node_string(type, &n);
       out->kind = RSC__TYPE_HOST;
-      rsc__copy_cut(out->name, out->name_cap, s, n, report);
+      rsc__copy_cut(out->name, out->name_cap, s, n);
       return;
     case RSC_SYMBOL: {
       n = 0;
       s = rsc_node_string(type, &n);
-      if (s && !report) n = strlen(s);
       const char *sym = rsc__react_symbol_name(s, n);
       out->kind = RSC__TYPE_BUILTIN;
       if (sym) snprintf(out->name, out->name_cap, "%s", sym);
-      else snprintf(out->name, out->name_cap, "Symbol(%.*s)", report ? 100 : (int)n, s ? s : "");
+      else snprintf(out->name, out->name_cap, "Symbol(%.*s)", (int)n, s ? s : "");
       return;
     }
     case RSC_CLIENT_REF: rsc__describe_client(type, out); return;

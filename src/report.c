@@ -249,8 +249,7 @@ static uint8_t report_kind(rsc__type_kind k) {
 
 /* The report's description of a type (describe.h), into out's buffers. */
 static rsc__type_desc report_desc(type_desc *out) {
-  return (rsc__type_desc){.style = RSC__DESCRIBE_REPORT,
-                          .name = out->name,
+  return (rsc__type_desc){.name = out->name,
                           .name_cap = sizeof out->name,
                           .module = out->module,
                           .module_cap = sizeof out->module};
@@ -304,11 +303,11 @@ static void describe_raw_type(rsc_decoder *d, const char *s, size_t n, type_desc
                s + 2);
   } else if (n >= 1 && s[0] == '$' && (n == 1 || s[1] != '$')) {
     out->kind = 'o';
-    rsc__copy_cut(out->name, sizeof out->name, s, n, 1);
+    rsc__copy_cut(out->name, sizeof out->name, s, n);
   } else {
     out->kind = 'h';
-    if (n && s[0] == '$') rsc__copy_cut(out->name, sizeof out->name, s + 1, n - 1, 1);
-    else rsc__copy_cut(out->name, sizeof out->name, s, n, 1);
+    if (n && s[0] == '$') rsc__copy_cut(out->name, sizeof out->name, s + 1, n - 1);
+    else rsc__copy_cut(out->name, sizeof out->name, s, n);
   }
 }
 

@@ -174,6 +174,24 @@ Test(report, elements_by_component_and_module) {
   rsc__report_free(&r);
 }
 
+/* A module named by a number (webpack's numeric ids), as JavaScript
+ * prints it, the same as the CLI's tree and stats show it. */
+Test(report, numeric_module_ids_as_javascript_prints_them) {
+  static const char in[] = "1:I[0.1,[],\"\"]\n"
+                           "0:[\"$\",\"$L1\",null,{}]\n";
+  rsc__report r = build(in, sizeof in - 1);
+  cr_assert_eq(r.decode.code, RSC_OK);
+  int seen = 0;
+  for (uint32_t i = 0; i < r.ncomps; i++)
+    if (r.comps[i].kind == 'c') {
+      seen++;
+      cr_expect_str_eq(rsc__report_name(&r, r.comps[i].module), "0.1#");
+      cr_expect_str_eq(rsc__report_name(&r, r.comps[i].name), "0"); /* a file "0.1" */
+    }
+  cr_assert_eq(seen, 1);
+  rsc__report_free(&r);
+}
+
 Test(report, duplicates_found) {
   /* a string three times; a subtree twice (in two rows), holding a smaller
    * subtree that repeats only with it; a short subtree twice (too short) */

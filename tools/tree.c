@@ -149,8 +149,7 @@ const char *cli_symbol_name(const char *key, char *buf, size_t cap) {
 
 /* The CLI's description of a type (src/describe.h): into out's buffers. */
 static rsc__type_desc cli_desc(cli_type *out) {
-  return (rsc__type_desc){.style = RSC__DESCRIBE_CLI,
-                          .name = out->name,
+  return (rsc__type_desc){.name = out->name,
                           .name_cap = sizeof out->name,
                           .module = out->module,
                           .module_cap = sizeof out->module};
