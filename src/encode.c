@@ -264,10 +264,17 @@ static void write_ref(enc *e, uint32_t i) {
 
 /* ---- values -------------------------------------------------------------- */
 
-/* A lazy of an internal chunk (an element that waited on another row) is
- * the value it settled to: the server wrote that value there. */
+/* Whether c is an internal chunk (an element that waited on another row):
+ * a negative id, and not the table's (a row's chunk may have a negative id
+ * too, with RSC_OPT_LENIENT_IDS). */
+static bool internal_chunk(rsc_decoder *d, rsc_chunk *c) {
+  return c->id < 0 && rsc__find_chunk(d, c->id) != c;
+}
+
+/* A lazy of an internal chunk is the value it settled to: the server wrote
+ * that value there. */
 static const rsc_node *unwrap(rsc_decoder *d, const rsc_node *v) {
-  for (int hops = 0; v->kind == RSC_LAZY && v->u.chunk->id < 0 && hops < 64; hops++) {
+  for (int hops = 0; v->kind == RSC_LAZY && internal_chunk(d, v->u.chunk) && hops < 64; hops++) {
     rsc_chunk *c = v->u.chunk;
     rsc__read_chunk(d, c);
     if (c->state != CS_FULFILLED) break;
@@ -915,6 +922,9 @@ static bool register_row(enc *e, size_t r) {
   const rsc_logged_row *row = &d->rowlog.rows[r];
   rsc_chunk *c = e->infos[r].chunk;
   if (!c || e->infos[r].stream) return true;
+  /* a negative id (a row id folded as React folds them: RSC_OPT_LENIENT_IDS)
+   * is no row a reference can name: "$-100" reads as -Infinity */
+  if (row->id < 0) return true;
   if (c->stream) {
     put_id_ref(e, &e->firsts, (uintptr_t)c->stream, "", row->id, (int64_t)r);
     return true;
@@ -1184,7 +1194,7 @@ static bool stream_grow(struct rsc_enc_stream *s, size_t n) {
 static bool settled_deep(enc *e, rsc_idmap *seen, const rsc_node *v, uint32_t depth,
                          bool fulfilled) {
   v = unwrap(e->d, v);
-  if (v->kind == RSC_LAZY && v->u.chunk->id < 0)
+  if (v->kind == RSC_LAZY && internal_chunk(e->d, v->u.chunk))
     return !fulfilled && (v->u.chunk->state == CS_REJECTED || v->u.chunk->state == CS_HALTED);
   if (v->kind != RSC_ARRAY && v->kind != RSC_OBJECT && v->kind != RSC_ELEMENT) return true;
   if (depth >= e->max_depth) return true; /* the writer stops there too */

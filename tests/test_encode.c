@@ -324,6 +324,18 @@ Test(rows, error_digests_as_plain_json) {
   RT("0:\"$L1\"\n1:E{\"digest\":{\"a\":[\"$1\",2]}}\n");
 }
 
+/* A row of a negative id (React's folding of row ids, RSC_OPT_LENIENT_IDS)
+ * can be named by no "$<id>" ("$-10" reads as -Infinity): its value is
+ * named by the rows that hold it, its lazy as "$L-10". */
+Test(rows, rows_of_negative_ids) {
+  const char in[] = "1:R\n :{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n";
+  buf out;
+  cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_LENIENT_IDS, RSC_BUNDLER_WEBPACK, &out),
+               RSC_OK);
+  cr_expect_str_eq(out.p, "1:R\nfffffffffffffff0:{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n");
+  free(out.p);
+}
+
 Test(rows, development_rows_as_kept) {
   RT_DEV("0:D{\"name\":\"App\",\"env\":\"Server\",\"key\":null,\"owner\":null}\n"
          ":N1700000000000.5\n"
