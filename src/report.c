@@ -509,6 +509,7 @@ static int walk_json(build *b, walk *w, uint32_t row_node, uint64_t base, size_t
         }
         w->f = f;
         w->cap = cap;
+        if (top) top = &w->f[w->depth - 1]; /* it moved with the stack */
       }
       frame *f = &w->f[w->depth++];
       memset(f, 0, sizeof *f);

@@ -192,6 +192,22 @@ Test(report, numeric_module_ids_as_javascript_prints_them) {
   rsc__report_free(&r);
 }
 
+/* An element's type slot that is a container, met as the walk's stack of
+ * open containers grows (64 deep): its parent is read from the moved stack
+ * (the ASan stage sees a read of the old one). */
+Test(report, a_container_type_slot_as_the_stack_grows) {
+  char in[512];
+  size_t n = 0;
+  n += (size_t)snprintf(in + n, sizeof in - n, "0:");
+  for (int i = 0; i < 63; i++) in[n++] = '[';
+  n += (size_t)snprintf(in + n, sizeof in - n, "[\"$\",{\"t\":1},null,{}]");
+  for (int i = 0; i < 63; i++) in[n++] = ']';
+  in[n++] = '\n';
+  rsc__report r = build(in, n);
+  check_spans(&r);
+  rsc__report_free(&r);
+}
+
 Test(report, duplicates_found) {
   /* a string three times; a subtree twice (in two rows), holding a smaller
    * subtree that repeats only with it; a short subtree twice (too short) */
