@@ -73,8 +73,20 @@ static bool names_own_row(const uint8_t *p, size_t n) {
  * waited on a row in such a lazy; when the reference it waited on placed a value the writer writes
  * in place ("$F4" naming a row that is no server reference: null; "$1"
  * naming a number row), the element written back waits on nothing, and
- * no server writes either. The writer writes "$L" lazies as such, so only
+ * no server writes either. The same wrapper met again (a "$@0" of the row
+ * whose value it is) holds a reference to the element, a path through a
+ * "/value": it goes too. The writer writes "$L" lazies as such, so only
  * those wrappers differ. malloc'd. */
+/* Whether s opens a fulfilled lazy whose value is a reference to a place
+ * through a wrapper's "/value" (the element it wraps, met before). */
+static bool wraps_value_ref(const char *s) {
+  static const char head[] =
+      "{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"ref\",\"to\":\"";
+  if (strncmp(s, head, sizeof head - 1) != 0) return false;
+  const char *path = s + sizeof head - 1, *q = strchr(path, '"');
+  return q && q - path >= 6 && strncmp(q - 6, "/value", 6) == 0;
+}
+
 static char *strip_element_lazies(const char *s) {
   static const char wrap[] =
       "{\"$\":\"lazy\",\"status\":\"fulfilled\",\"value\":{\"$\":\"element\"";
@@ -103,7 +115,7 @@ static char *strip_element_lazies(const char *s) {
       i = j;
       continue;
     }
-    if (c == '{' && strncmp(s + i, wrap, sizeof wrap - 1) == 0) {
+    if (c == '{' && (strncmp(s + i, wrap, sizeof wrap - 1) == 0 || wraps_value_ref(s + i))) {
       stack[sp++] = 'W';
       i += head;
       continue;
