@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "rscflight.h"
 #include "symbols.h"
 
@@ -153,6 +154,77 @@ static inline void rsc__describe_type(const rsc_node *type, rsc__type_desc *out)
   }
   out->kind = RSC__TYPE_OTHER;
   snprintf(out->name, out->name_cap, "(lazy chain)");
+}
+
+/* The chunk id an all-hex reference id hex[0..n) names, as the decoder
+ * reads it (rsc__parse_ref_id): up to 12 digits exactly, longer ones as
+ * parseInt does, in a double, INT64_MIN + 1 from 9.2e18 on. */
+static inline int64_t rsc__hex_ref_id(const char *hex, size_t n) {
+  if (n <= 12) {
+    uint64_t v;
+    rsc__hex_prefix((const uint8_t *)hex, n, &v);
+    return (int64_t)v;
+  }
+  double v = 0;
+  for (size_t i = 0; i < n; i++) v = v * 16 + rsc__hex_digit((uint8_t)hex[i]);
+  return v >= 9.2e18 ? INT64_MIN + 1 : (int64_t)v;
+}
+
+/* Whether s[0..n) is one or more (lowercase) hex digits. */
+static inline int rsc__all_hex(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (rsc__hex_digit((uint8_t)s[i]) < 0) return 0;
+  return n > 0;
+}
+
+/* What the raw JSON string s[0..n) in an element's type slot names, for
+ * the decoder d (may be NULL): "$L<hex>" and "$<hex>" the chunk they
+ * reference, when fulfilled, as rsc__describe_type, else OTHER
+ * "<text> (unresolved)"; "$S<key>" a React symbol; any other "$" string
+ * OTHER by its text; else a host tag ("$$" escapes a leading '$').
+ * Names from the slot's text keep at most show_max bytes of it ('$'
+ * included; 100 of a symbol's key, of an unresolved reference's text),
+ * cut on a UTF-8 boundary, and then what fits out->name. */
+static inline void rsc__describe_raw_type(rsc_decoder *d, const char *s, size_t n, size_t show_max,
+                                          rsc__type_desc *out) {
+  out->name[0] = out->module[0] = '\0';
+  out->lazy = NULL;
+  const char *hex = NULL;
+  size_t hn = 0;
+  if (n >= 3 && s[0] == '$' && s[1] == 'L' && rsc__all_hex(s + 2, n - 2)) hex = s + 2, hn = n - 2;
+  else if (n >= 2 && s[0] == '$' && rsc__all_hex(s + 1, n - 1)) hex = s + 1, hn = n - 1;
+  if (hex) {
+    const rsc_chunk *c = d ? rsc_decoder_chunk(d, rsc__hex_ref_id(hex, hn)) : NULL;
+    if (c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED) {
+      rsc__describe_type(rsc_chunk_value(c), out);
+      return;
+    }
+    out->kind = RSC__TYPE_OTHER;
+    snprintf(out->name, out->name_cap, "%.*s (unresolved)", (int)(n < 100 ? n : 100), s);
+    return;
+  }
+  if (n >= 2 && s[0] == '$' && s[1] == 'S') {
+    const char *sym = rsc__react_symbol_name(s + 2, n - 2);
+    out->kind = RSC__TYPE_BUILTIN;
+    if (sym) {
+      snprintf(out->name, out->name_cap, "%s", sym);
+    } else {
+      char key[101];
+      rsc__copy_cut(key, sizeof key, s + 2, n - 2);
+      snprintf(out->name, out->name_cap, "Symbol(%s)", key);
+    }
+    return;
+  }
+  char shown[256];
+  rsc__copy_cut(shown, show_max < sizeof shown - 1 ? show_max + 1 : sizeof shown, s, n);
+  const char *name = shown;
+  if (n >= 1 && s[0] == '$' && (n == 1 || s[1] != '$')) {
+    out->kind = RSC__TYPE_OTHER;
+  } else {
+    out->kind = RSC__TYPE_HOST;
+    if (n && s[0] == '$') name++;
+  }
+  rsc__copy_cut(out->name, out->name_cap, name, strlen(name));
 }
 
 #endif

@@ -261,54 +261,19 @@ static void describe_client(const rsc_node *ref, type_desc *out) {
   out->kind = report_kind(d.kind);
 }
 
-static void describe_value(const rsc_node *v, type_desc *out) {
-  rsc__type_desc d = report_desc(out);
-  rsc__describe_type(v, &d);
-  out->kind = report_kind(d.kind);
-}
-
 static int all_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (rsc__hex_digit((uint8_t)s[i]) < 0) return 0;
   return n > 0 && n <= 8;
 }
 
-static int64_t hex_value(const char *s, size_t n) {
-  int64_t v = 0;
-  for (size_t i = 0; i < n; i++) v = v * 16 + rsc__hex_digit((uint8_t)s[i]);
-  return v;
-}
-
-/* What the raw JSON string in an element's type slot names. */
+/* What the raw JSON string in an element's type slot names (describe.h):
+ * names show as much of the slot's text as fits. */
 static void describe_raw_type(rsc_decoder *d, const char *s, size_t n, type_desc *out) {
   memset(out, 0, sizeof *out);
-  const char *hex = NULL;
-  size_t hn = 0;
-  if (n >= 3 && s[0] == '$' && s[1] == 'L' && all_hex(s + 2, n - 2)) hex = s + 2, hn = n - 2;
-  else if (n >= 2 && s[0] == '$' && all_hex(s + 1, n - 1)) hex = s + 1, hn = n - 1;
-  if (hex) {
-    const rsc_chunk *c = d ? rsc_decoder_chunk(d, hex_value(hex, hn)) : NULL;
-    if (c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED) {
-      describe_value(rsc_chunk_value(c), out);
-      return;
-    }
-    out->kind = 'o';
-    snprintf(out->name, sizeof out->name, "%.*s (unresolved)", (int)(n < 100 ? n : 100), s);
-  } else if (n >= 2 && s[0] == '$' && s[1] == 'S') {
-    const char *sym = rsc__react_symbol_name(s + 2, n - 2);
-    out->kind = 'r';
-    if (sym) snprintf(out->name, sizeof out->name, "%s", sym);
-    else
-      snprintf(out->name, sizeof out->name, "Symbol(%.*s)", (int)(n - 2 < 100 ? n - 2 : 100),
-               s + 2);
-  } else if (n >= 1 && s[0] == '$' && (n == 1 || s[1] != '$')) {
-    out->kind = 'o';
-    rsc__copy_cut(out->name, sizeof out->name, s, n);
-  } else {
-    out->kind = 'h';
-    if (n && s[0] == '$') rsc__copy_cut(out->name, sizeof out->name, s + 1, n - 1);
-    else rsc__copy_cut(out->name, sizeof out->name, s, n);
-  }
+  rsc__type_desc t = report_desc(out);
+  rsc__describe_raw_type(d, s, n, SIZE_MAX, &t);
+  out->kind = report_kind(t.kind);
 }
 
 /* MARK: components ------------------------------------------------------------ */

@@ -15,33 +15,7 @@
 
 #define GOLDEN RSC_FIXTURES "/../tests/golden/builder/"
 
-typedef struct out {
-  char *p;
-  size_t len, cap;
-  int fail_after; /* writes accepted before failing; -1: never */
-  int writes;
-} out;
-
-static int sink(void *ctx, const char *s, size_t n) {
-  out *o = ctx;
-  if (o->fail_after >= 0 && o->writes >= o->fail_after) return 1;
-  o->writes++;
-  if (o->len + n + 1 > o->cap) {
-    size_t cap = o->cap ? o->cap * 2 : 256;
-    while (cap < o->len + n + 1) cap *= 2;
-    o->p = realloc(o->p, cap);
-    o->cap = cap;
-  }
-  memcpy(o->p + o->len, s, n);
-  o->len += n;
-  o->p[o->len] = 0;
-  return 0;
-}
-
-#define OUT                                                                                        \
-  { NULL, 0, 0, -1, 0 }
-
-static void expect_text(out *o, const char *want) {
+static void expect_text(ts_sink *o, const char *want) {
   cr_expect_eq(o->len, strlen(want), "length %zu, want %zu: %s", o->len, strlen(want),
                o->p ? o->p : "");
   if (o->len && o->len == strlen(want))
@@ -134,9 +108,9 @@ Test(builder, trees_react_wrote_are_byte_for_byte) {
 /* --- each kind's bytes ---------------------------------------------------- */
 
 static void root_bytes(rsc_builder *b, rsc_bval *v, const char *want) {
-  out o = OUT;
+  ts_sink o = {0};
   cr_assert_eq(rsc_builder_root(b, v), RSC_OK);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, want);
   rsc_builder_free(b);
 }
@@ -236,15 +210,15 @@ Test(builder, string_of_1023_units_stays_inline) {
   for (int i = 0; i < 511; i++) memcpy(s + 4 * i, "\xf0\x9f\x98\x80", 4);
   s[511 * 4] = 'a';
   cr_assert_eq(rsc_builder_root(b, rsc_build_string(b, s, sizeof s)), RSC_OK);
-  out o = OUT;
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  ts_sink o = {0};
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   cr_expect(!strncmp(o.p, "0:\"", 3));
   free(o.p);
-  o = (out)OUT;
+  o = (ts_sink){0};
   rsc_builder_free(b);
   b = rsc_builder_new(NULL);
   cr_assert_eq(rsc_builder_root(b, rsc_build_string(b, s, sizeof s - 1)), RSC_OK);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   cr_expect(!strncmp(o.p, "0:\"", 3), "1022 units");
   free(o.p);
   rsc_builder_free(b);
@@ -258,19 +232,19 @@ Test(builder, streaming_flushes_write_rows_as_values_settle) {
   cr_assert_eq(rsc_build_push(b, a, p), RSC_OK);
   cr_assert_eq(rsc_builder_root(b, a), RSC_OK);
   cr_expect_eq(rsc_builder_pending(b), 1);
-  out o = OUT;
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  ts_sink o = {0};
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "0:[\"$L1\",\"$@2\"]\n");
   cr_expect_eq(rsc_builder_pending(b), 2);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "");
   cr_assert_eq(rsc_builder_resolve(b, p, rsc_build_bool(b, 1)), RSC_OK);
   cr_expect_eq(rsc_builder_pending(b), 2);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "2:true\n");
   cr_expect_eq(rsc_builder_pending(b), 1);
   cr_assert_eq(rsc_builder_reject(b, l, "x"), RSC_OK);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "1:E{\"digest\":\"x\"}\n");
   cr_expect_eq(rsc_builder_pending(b), 0);
   rsc_builder_free(b);
@@ -282,15 +256,15 @@ Test(builder, a_row_whose_value_is_a_pending_lazy_waits_for_it) {
   rsc_builder *b = rsc_builder_new(NULL);
   rsc_bval *l = rsc_build_lazy(b), *m = rsc_build_lazy(b);
   cr_assert_eq(rsc_builder_root(b, l), RSC_OK);
-  out o = OUT;
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  ts_sink o = {0};
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "");
   cr_expect_eq(rsc_builder_pending(b), 1);
   cr_assert_eq(rsc_builder_resolve(b, l, m), RSC_OK);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "");
   cr_assert_eq(rsc_builder_reject(b, m, "late"), RSC_OK);
-  cr_assert_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_assert_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "0:E{\"digest\":\"late\"}\n");
   cr_expect_eq(rsc_builder_pending(b), 0);
   rsc_builder_free(b);
@@ -317,8 +291,8 @@ Test(builder, a_value_placed_twice_is_written_once_then_named) {
   cr_expect_eq(rsc_build_push(b, x, c), RSC_OK);
   cr_expect_eq(rsc_build_push(b, x, c), RSC_OK);
   cr_expect_eq(rsc_builder_root(b, x), RSC_OK);
-  out w = OUT;
-  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  ts_sink w = {0};
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &w), RSC_OK);
   expect_text(&w,
               "1:I[\"m\",[],\"n\"]\n"
               "0:[[1,\"$0\"],\"$0:0\",{\"a:b\":{\"s\":\"s\"},\"k\":{\"s\":\"s\"},\"l\":\"$0:2:k\"},"
@@ -345,18 +319,18 @@ Test(builder, a_value_shared_across_rows_is_named_from_where_it_was_written) {
   cr_expect_eq(rsc_build_push(b, root, p), RSC_OK);
   cr_expect_eq(rsc_build_push(b, root, p2), RSC_OK);
   cr_expect_eq(rsc_builder_root(b, root), RSC_OK);
-  out w = OUT;
-  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  ts_sink w = {0};
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &w), RSC_OK);
   expect_text(&w, "0:[\"$@1\",\"$@2\"]\n");
   cr_expect_eq(rsc_builder_resolve(b, p, o), RSC_OK);
-  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &w), RSC_OK);
   expect_text(&w, "1:{\"in\":[]}\n");
   cr_expect_eq(rsc_build_push(b, later, o), RSC_OK);
   cr_expect_eq(rsc_build_push(b, later, inner), RSC_OK);
   cr_expect_eq(rsc_build_push(b, later, root), RSC_OK);
   cr_expect_eq(rsc_build_push(b, later, p), RSC_OK);
   cr_expect_eq(rsc_builder_resolve(b, p2, later), RSC_OK);
-  cr_expect_eq(rsc_builder_flush(b, sink, &w), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &w), RSC_OK);
   expect_text(&w, "2:[\"$1\",\"$1:in\",\"$0\",\"$@1\"]\n");
   cr_expect_eq(rsc_builder_pending(b), 0);
   rsc_builder_free(b);
@@ -393,8 +367,8 @@ Test(builder, root_once_and_written_containers_are_frozen) {
   rsc_bval *a = rsc_build_array(b);
   cr_expect_eq(rsc_builder_root(b, a), RSC_OK);
   cr_expect_eq(rsc_builder_root(b, rsc_build_null(b)), RSC_ERR_STATE);
-  out o = OUT;
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  ts_sink o = {0};
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "0:[]\n");
   cr_expect_eq(rsc_build_push(b, a, rsc_build_null(b)), RSC_ERR_STATE);
   cr_expect_eq(rsc_builder_flush(b, NULL, NULL), RSC_ERR_STATE);
@@ -411,7 +385,7 @@ Test(builder, bad_binary_and_null_arguments) {
   cr_expect_null(rsc_build_client_ref(b, NULL, NULL, 0, "n", 0));
   cr_expect_null(rsc_build_null(NULL));
   cr_expect_eq(rsc_build_push(NULL, NULL, NULL), RSC_ERR_STATE);
-  cr_expect_eq(rsc_builder_flush(NULL, sink, NULL), RSC_ERR_STATE);
+  cr_expect_eq(rsc_builder_flush(NULL, ts_sink_write, NULL), RSC_ERR_STATE);
   cr_expect_eq(rsc_builder_pending(NULL), 0);
   rsc_builder_free(NULL);
   rsc_builder_free(b);
@@ -422,11 +396,11 @@ Test(builder, a_failing_writer_stops_the_builder) {
   rsc_bval *l = rsc_build_lazy(b), *a = rsc_build_array(b);
   cr_assert_eq(rsc_build_push(b, a, l), RSC_OK);
   cr_assert_eq(rsc_builder_root(b, a), RSC_OK);
-  out o = {NULL, 0, 0, 0, 0};
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_USER);
+  ts_sink o = {.fail_at = 1};
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_ERR_USER);
   cr_expect_eq(rsc_builder_resolve(b, l, rsc_build_null(b)), RSC_OK);
-  o.fail_after = -1;
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_USER);
+  o.fail_at = 0;
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_ERR_USER);
   cr_expect_eq(o.len, 0);
   rsc_builder_free(b);
 }
@@ -440,8 +414,8 @@ Test(builder, nesting_past_the_limit_is_an_error_and_writes_nothing) {
     v = a;
   }
   cr_assert_eq(rsc_builder_root(b, v), RSC_OK);
-  out o = OUT;
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_ERR_LIMIT);
+  ts_sink o = {0};
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_ERR_LIMIT);
   cr_expect_eq(o.len, 0);
   rsc_builder_free(b);
 }
@@ -470,8 +444,8 @@ static void under_every_budget(const char *name, int min_failures) {
       failures++;
       continue;
     }
-    out o = OUT;
-    s = page->build(b, sink, &o);
+    ts_sink o = {0};
+    s = page->build(b, ts_sink_write, &o);
     if (s == RSC_OK) {
       cr_expect_eq(o.len, want_len);
       cr_expect(!memcmp(o.p, want, want_len), "budget %ld", k);
@@ -523,16 +497,16 @@ Test(builder, streams_and_the_new_kinds_refuse_misuse) {
   cr_expect_eq(rsc_build_push(b, root, st), RSC_OK);
   cr_expect_eq(rsc_build_push(b, root, st), RSC_OK);
   cr_expect_eq(rsc_builder_root(b, root), RSC_OK);
-  out o = OUT;
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  ts_sink o = {0};
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "1:X\n0:[\"$1\",\"$1\"]\n");
   cr_expect_eq(rsc_builder_pending(b), 1);
   cr_expect_eq(rsc_builder_stream_push(b, st, rsc_build_number(b, 1)), RSC_OK);
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "1:1\n");
   cr_expect_eq(rsc_builder_pending(b), 1);
   cr_expect_eq(rsc_builder_stream_close(b, st, rsc_build_null(b)), RSC_OK);
-  cr_expect_eq(rsc_builder_flush(b, sink, &o), RSC_OK);
+  cr_expect_eq(rsc_builder_flush(b, ts_sink_write, &o), RSC_OK);
   expect_text(&o, "2:null\n1:C\"$2\"\n");
   cr_expect_eq(rsc_builder_pending(b), 0);
   rsc_builder_free(b);

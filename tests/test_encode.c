@@ -17,30 +17,9 @@
 
 #define KNOWN_LIST RSC_FIXTURES "/../tests/encode-known.txt"
 
-typedef struct buf {
-  char *p;
-  size_t len, cap;
-  int fail_after; /* the writer fails on this call (0: never) */
-  int calls;
-} buf;
-
-static int to_buf(void *ctx, const char *s, size_t n) {
-  buf *b = (buf *)ctx;
-  if (b->fail_after && ++b->calls >= b->fail_after) return 1;
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = realloc(b->p, b->cap);
-    cr_assert_not_null(b->p);
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = 0;
-  return 0;
-}
-
 /* Decodes in[0..len) with RSC_OPT_KEEP_ROWS and the flags, and encodes it. */
 static rsc_status encode_with(const char *in, size_t len, uint32_t flags, rsc_bundler bundler,
-                              buf *out) {
+                              ts_sink *out) {
   rsc_options opt;
   rsc_options_init(&opt);
   opt.flags = flags | RSC_OPT_KEEP_ROWS;
@@ -49,14 +28,14 @@ static rsc_status encode_with(const char *in, size_t len, uint32_t flags, rsc_bu
   rsc_decoder *d = rsc_decode(in, len, &opt, &err);
   cr_assert_not_null(d);
   memset(out, 0, sizeof *out);
-  rsc_status st = rsc_encode(d, to_buf, out);
+  rsc_status st = rsc_encode(d, ts_sink_write, out);
   rsc_decoder_free(d);
   return st;
 }
 
 /* The payload encodes to itself. */
 static void round_trip(const char *in, size_t len, uint32_t flags) {
-  buf out;
+  ts_sink out;
   rsc_status st = encode_with(in, len, flags, RSC_BUNDLER_WEBPACK, &out);
   cr_assert_eq(st, RSC_OK, "rsc_encode: %s", rsc_status_name(st));
   cr_expect(out.len == len && memcmp(out.p, in, len) == 0, "\n  input:  %.*s\n  output: %.*s",
@@ -67,8 +46,8 @@ static void round_trip(const char *in, size_t len, uint32_t flags) {
 #define RT_DEV(s) round_trip(s, sizeof(s) - 1, RSC_OPT_DEV)
 
 static void encode_same(rsc_decoder *d, const char *want) {
-  buf out = {0};
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  ts_sink out = {0};
+  cr_assert_eq(rsc_encode(d, ts_sink_write, &out), RSC_OK);
   cr_expect_str_eq(out.p ? out.p : "", want);
   free(out.p);
 }
@@ -106,7 +85,7 @@ Test(values, escapes_at_every_offset) {
  * (spaces, escapes JSON.stringify does not make) comes out as it would. */
 Test(values, written_from_the_value) {
   const char in[] = "0:{ \"a\" : [1.50, \"\\u0041\", 1E3] }\n";
-  buf out;
+  ts_sink out;
   cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
   cr_assert_str_eq(out.p, "0:{\"a\":[1.5,\"A\",1000]}\n");
   free(out.p);
@@ -247,7 +226,7 @@ Test(rows, an_iterators_end_that_errored) {
 /* A form whose id is followed by other characters names the row of its
  * hex digits, as parseInt reads it: written as that row's form. */
 Test(values, form_ids_read_as_parse_int) {
-  buf out;
+  ts_sink out;
   const char in[] = "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1zz\"\n";
   cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
   cr_assert_str_eq(out.p, "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1\"\n");
@@ -262,7 +241,7 @@ Test(values, references_no_row_can_name) {
   const char *want[] = {"0:{\"x\":\"$@NaN\"}\n", "0:[\"$LNaN\",\"$@-1f\"]\n",
                         "0:[\"$L10000000000000000\"]\n"};
   for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
-    buf out;
+    ts_sink out;
     cr_assert_eq(encode_with(in[i], strlen(in[i]), 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
     cr_expect_str_eq(out.p, want[i]);
     free(out.p);
@@ -276,7 +255,7 @@ Test(rows, an_empty_row_after_its_chunk_settled) { RT_DEV("0:{\"x\":1}\n0:\n"); 
  * name: encoded without reading outside the stream's table. */
 Test(rows, stream_rows_whose_start_has_no_id) {
   const char in[] = ":N1796006742907.7888\n:x\n00:{\"\n1:C$\"\"2\n";
-  buf out;
+  ts_sink out;
   cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_DEV, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
   cr_assert_str_eq(out.p, ":N1796006742907.7888\n:x\n0:{\"\n1:C\n");
   free(out.p);
@@ -291,7 +270,7 @@ Test(rows, a_text_named_before_its_row) { RT("f0:\"$1\"\n1:T3,def0:\"$1\"\n"); }
  * where the bytes are met again. */
 Test(rows, binary_named_before_its_row) {
   RT("7:\"$c\"\nc:o3,abc");
-  buf out;
+  ts_sink out;
   const char in[] = "7:\"$c\"\nc:o3,abc0:{\"x\":\"$7\"}\n";
   cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
   cr_assert_str_eq(out.p, "7:\"$c\"\nc:o3,abc0:{\"x\":\"$c\"}\n");
@@ -309,7 +288,7 @@ Test(rows, a_stream_named_twice) {
  * after it is written, not named. */
 Test(rows, a_close_row_before_its_model_row) {
   RT("0:C\n0:{\"a\":1}\n");
-  buf out;
+  ts_sink out;
   const char in[] = ":C:{\"a\":1}\n0:[\"$\",\"div\",null,{}]\n";
   cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
   cr_assert_str_eq(out.p, ":C\n0:[\"$\",\"div\",null,{}]\n");
@@ -329,7 +308,7 @@ Test(rows, error_digests_as_plain_json) {
  * named by the rows that hold it, its lazy as "$L-10". */
 Test(rows, rows_of_negative_ids) {
   const char in[] = "1:R\n :{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n";
-  buf out;
+  ts_sink out;
   cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_LENIENT_IDS, RSC_BUNDLER_WEBPACK, &out),
                RSC_OK);
   cr_expect_str_eq(out.p, "1:R\nfffffffffffffff0:{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n");
@@ -396,16 +375,16 @@ Test(rows, order_and_ids_kept) {
 
 Test(api, needs_keep_rows) {
   rsc_decoder *d = rsc_decode("0:1\n", 4, NULL, NULL);
-  buf out = {0};
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_ERR_STATE);
+  ts_sink out = {0};
+  cr_assert_eq(rsc_encode(d, ts_sink_write, &out), RSC_ERR_STATE);
   cr_assert_eq(out.len, 0);
-  cr_assert_eq(rsc_encode(NULL, to_buf, &out), RSC_ERR_STATE);
+  cr_assert_eq(rsc_encode(NULL, ts_sink_write, &out), RSC_ERR_STATE);
   cr_assert_eq(rsc_encode(d, NULL, &out), RSC_ERR_STATE);
   rsc_decoder_free(d);
 }
 
 Test(api, decoder_error_writes_nothing) {
-  buf out;
+  ts_sink out;
   rsc_status st = encode_with("0:1\n0:2\n", 8, 0, RSC_BUNDLER_WEBPACK, &out);
   cr_assert_eq(st, RSC_ERR_DUPLICATE_ROW);
   cr_assert_eq(out.len, 0);
@@ -417,12 +396,12 @@ Test(api, writer_failure_stops) {
   opt.flags = RSC_OPT_KEEP_ROWS;
   const char in[] = "0:{\"a\":1}\n";
   rsc_decoder *d = rsc_decode(in, sizeof in - 1, &opt, NULL);
-  buf out = {0};
-  out.fail_after = 1;
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_ERR_USER);
+  ts_sink out = {0};
+  out.fail_at = 1;
+  cr_assert_eq(rsc_encode(d, ts_sink_write, &out), RSC_ERR_USER);
   /* the decoder is untouched: a second encode gives the payload */
-  buf again = {0};
-  cr_assert_eq(rsc_encode(d, to_buf, &again), RSC_OK);
+  ts_sink again = {0};
+  cr_assert_eq(rsc_encode(d, ts_sink_write, &again), RSC_OK);
   cr_assert(again.len == sizeof in - 1 && memcmp(again.p, in, again.len) == 0);
   free(again.p);
   rsc_decoder_free(d);
@@ -438,8 +417,8 @@ Test(api, reset_empties_the_log) {
   cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
   cr_assert_eq(rsc_decoder_feed(d, "0:2\n", 4), RSC_OK);
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-  buf out = {0};
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  ts_sink out = {0};
+  cr_assert_eq(rsc_encode(d, ts_sink_write, &out), RSC_OK);
   cr_assert_str_eq(out.p, "0:2\n");
   free(out.p);
   rsc_decoder_free(d);
@@ -538,9 +517,9 @@ Test(strings, every_length_and_place_of_an_escape) {
         }
         /* a writer's piece, empty and near its end */
         for (int end = 0; end < 2; end++) {
-          buf out = {0};
+          ts_sink out = {0};
           rsc_text w;
-          cr_assert(rsc__text_to_writer(&w, to_buf, &out));
+          cr_assert(rsc__text_to_writer(&w, ts_sink_write, &out));
           w.len = end ? RSC_TEXT_PIECE - 3 - (n + at) % 7 : 0;
           size_t before = w.len;
           rsc__text_json_string(&w, s, n);
@@ -617,7 +596,7 @@ Test(fixtures, every_server_written_payload_round_trips, .timeout = 600) {
       char *in = ts_read(path, &len);
       cr_assert_not_null(in);
       uint32_t flags = strstr(rel, "/dev/") ? RSC_OPT_DEV : 0;
-      buf out;
+      ts_sink out;
       rsc_status st = encode_with(in, len, flags, bundler_of(rel), &out);
       bool same = st == RSC_OK && out.len == len && memcmp(out.p, in, len) == 0;
       known *kn = find_known(k, nknown, rel);
@@ -674,7 +653,7 @@ static size_t piece(enum split how, const char *in, size_t at, size_t len, unsig
 }
 
 typedef struct streamed {
-  buf out;
+  ts_sink out;
   size_t first_at; /* bytes fed when the first byte came out (len + 1: at finish) */
   rsc_status st;
 } streamed;
@@ -697,12 +676,12 @@ static streamed stream_encode(const char *in, size_t len, uint32_t flags, rsc_bu
     size_t n = piece(how, in, at, len, &seed);
     if (rsc_decoder_feed(d, in + at, n) != RSC_OK) break;
     at += n;
-    s.st = rsc_encode_ready(d, to_buf, &s.out);
+    s.st = rsc_encode_ready(d, ts_sink_write, &s.out);
     if (s.out.len && s.first_at > len) s.first_at = at;
   }
   if (s.st == RSC_OK) {
     rsc_decoder_finish(d);
-    s.st = rsc_encode_ready(d, to_buf, &s.out);
+    s.st = rsc_encode_ready(d, ts_sink_write, &s.out);
   }
   if (dp) *dp = d;
   else rsc_decoder_free(d);
@@ -727,8 +706,8 @@ static void stream_steps(const char *const *rows, const char *const *want, size_
   for (size_t i = 0; i <= n; i++) {
     if (i < n) cr_assert_eq(rsc_decoder_feed(d, rows[i], strlen(rows[i])), RSC_OK);
     else cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-    buf out = {0};
-    cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_OK);
+    ts_sink out = {0};
+    cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &out), RSC_OK);
     cr_expect_str_eq(out.p ? out.p : "", want[i], "after %s", i < n ? rows[i] : "finish");
     free(out.p);
   }
@@ -783,7 +762,7 @@ Test(stream, an_array_row_goes_out_once_a_later_row_shows_it_is_no_form) {
 Test(stream, a_dropped_item_as_it_came) {
   const char in[] = "0:\"$1\"\n1:R\n1:T3,a\xd1"
                     "b";
-  buf whole;
+  ts_sink whole;
   cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_ALLOW_PARTIAL, RSC_BUNDLER_WEBPACK, &whole),
                RSC_OK);
   cr_expect_str_eq(whole.p, in);
@@ -825,9 +804,9 @@ Test(stream, splits_change_nothing) {
 
 Test(stream, api_errors) {
   rsc_decoder *d = rsc_decoder_new(NULL);
-  buf out = {0};
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_ERR_STATE); /* no RSC_OPT_KEEP_ROWS */
-  cr_assert_eq(rsc_encode_ready(NULL, to_buf, &out), RSC_ERR_STATE);
+  ts_sink out = {0};
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &out), RSC_ERR_STATE); /* no RSC_OPT_KEEP_ROWS */
+  cr_assert_eq(rsc_encode_ready(NULL, ts_sink_write, &out), RSC_ERR_STATE);
   rsc_decoder_free(d);
   rsc_options opt;
   rsc_options_init(&opt);
@@ -836,33 +815,33 @@ Test(stream, api_errors) {
   cr_assert_eq(rsc_encode_ready(d, NULL, &out), RSC_ERR_STATE);
   /* the writer fails: sticky, nothing more written */
   cr_assert_eq(rsc_decoder_feed(d, "0:1\n", 4), RSC_OK);
-  out.fail_after = 1;
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_ERR_USER);
-  out.fail_after = 0;
+  out.fail_at = 1;
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &out), RSC_ERR_USER);
+  out.fail_at = 0;
   cr_assert_eq(rsc_decoder_feed(d, "1:2\n", 4), RSC_OK);
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &out), RSC_ERR_USER);
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &out), RSC_ERR_USER);
   cr_assert_eq(out.len, 0);
   /* rsc_encode keeps its own state */
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-  cr_assert_eq(rsc_encode(d, to_buf, &out), RSC_OK);
+  cr_assert_eq(rsc_encode(d, ts_sink_write, &out), RSC_OK);
   cr_assert_str_eq(out.p, "0:1\n1:2\n");
   free(out.p);
   /* a reset drops the streaming state */
   cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
   cr_assert_eq(rsc_decoder_feed(d, "0:3\n", 4), RSC_OK);
-  buf again = {0};
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &again), RSC_OK);
+  ts_sink again = {0};
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &again), RSC_OK);
   cr_assert_str_eq(again.p, "0:3\n");
   cr_assert_eq(rsc_decoder_finish(d), RSC_OK);
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &again), RSC_OK);
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &again), RSC_OK); /* nothing more */
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &again), RSC_OK);
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &again), RSC_OK); /* nothing more */
   cr_assert_str_eq(again.p, "0:3\n");
   free(again.p);
   /* a decoder error: nothing written */
   cr_assert_eq(rsc_decoder_reset(d), RSC_OK);
   rsc_decoder_feed(d, "0:1\n0:2\n", 8);
-  buf none = {0};
-  cr_assert_eq(rsc_encode_ready(d, to_buf, &none), RSC_ERR_DUPLICATE_ROW);
+  ts_sink none = {0};
+  cr_assert_eq(rsc_encode_ready(d, ts_sink_write, &none), RSC_ERR_DUPLICATE_ROW);
   cr_assert_eq(none.len, 0);
   rsc_decoder_free(d);
 }
@@ -890,7 +869,7 @@ Test(fixtures, every_server_written_payload_streams, .timeout = 900) {
       cr_assert_not_null(in);
       uint32_t flags = strstr(rel, "/dev/") ? RSC_OPT_DEV : 0;
       rsc_bundler bundler = bundler_of(rel);
-      buf ref;
+      ts_sink ref;
       rsc_status rst = encode_with(in, len, flags, bundler, &ref);
       cr_assert_eq(rst, RSC_OK, "%s: rsc_encode: %s", rel, rsc_status_name(rst));
       size_t rows = 0;
@@ -901,8 +880,8 @@ Test(fixtures, every_server_written_payload_streams, .timeout = 900) {
         if (how == SPLIT_BYTES && len > (1u << 18)) continue;
         rsc_decoder *d;
         streamed s = stream_encode(in, len, flags, bundler, (enum split)how, (unsigned)i + 7, &d);
-        buf same = {0};
-        rsc_status est = rsc_encode(d, to_buf, &same);
+        ts_sink same = {0};
+        rsc_status est = rsc_encode(d, ts_sink_write, &same);
         bool ok = s.st == RSC_OK && est == RSC_OK && s.out.len == ref.len &&
                   memcmp(s.out.p, ref.p, ref.len) == 0 && same.len == ref.len &&
                   memcmp(same.p, ref.p, ref.len) == 0;

@@ -174,6 +174,30 @@ Test(report, elements_by_component_and_module) {
   rsc__report_free(&r);
 }
 
+/* A type slot's reference id is read as the decoder reads it, leading
+ * zeros and all (rsc__describe_raw_type, shared with `rscflight stats`). */
+Test(report, type_slot_ids_as_the_decoder_reads_them) {
+  static const char in[] =
+      "1:I[\"app/Button.js\",[],\"Button\"]\n"
+      "0:[[\"$\",\"$L000000001\",null,{}],[\"$\",\"$L00000000009\",null,{}]]\n";
+  rsc__report r = build(in, sizeof in - 1);
+  cr_assert_eq(r.decode.code, RSC_OK);
+  int seen = 0;
+  for (uint32_t i = 0; i < r.ncomps; i++) {
+    const char *name = rsc__report_name(&r, r.comps[i].name);
+    if (strcmp(name, "Button") == 0) {
+      seen |= 1;
+      cr_expect_eq(r.comps[i].kind, 'c');
+      cr_expect_eq(r.comps[i].elements, 1);
+    } else if (strcmp(name, "$L00000000009 (unresolved)") == 0) {
+      seen |= 2;
+      cr_expect_eq(r.comps[i].kind, 'o');
+    }
+  }
+  cr_assert_eq(seen, 3);
+  rsc__report_free(&r);
+}
+
 /* A module named by a number (webpack's numeric ids), as JavaScript
  * prints it, the same as the CLI's tree and stats show it. */
 Test(report, numeric_module_ids_as_javascript_prints_them) {

@@ -100,6 +100,10 @@ typedef struct cli_type {
  * NULL describes as CLI_TYPE_OTHER "(none)". Reading a lazy's status may
  * initialise its chunk (see rsc_chunk_status). */
 void cli_describe_type(const rsc_node *type, cli_type *out);
+/* tree.c: describes the raw JSON string s[0..n) of an element's type slot
+ * as rsc__describe_raw_type does, for the decoder d (may be NULL); names
+ * keep at most 100 bytes of the slot's text. */
+void cli_describe_raw_type(rsc_decoder *d, const char *s, size_t n, cli_type *out);
 /* tree.c: the display name of a React symbol key ("react.suspense" ->
  * "Suspense"); writes into buf (cap bytes) and returns it. */
 const char *cli_symbol_name(const char *key, char *buf, size_t cap);

@@ -483,6 +483,14 @@ static void report_written(const char *file, rsc_decoder *d, rsc_status st) {
   else if (st != RSC_OK) fprintf(stderr, "%s: %s: %s\n", prog, file, rsc_status_name(st));
 }
 
+/* dump's and encode's --chunk-size N: N, a positive decimal, or 0 when the
+ * text is not one. */
+static size_t chunk_size_arg(const char *s) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  return *end || v <= 0 ? 0 : (size_t)v;
+}
+
 static int cmd_dump(int argc, char **argv) {
   rsc_options opt;
   rsc_options_init(&opt);
@@ -498,10 +506,7 @@ static int cmd_dump(int argc, char **argv) {
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--strict") == 0) strict = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
-      char *end;
-      long long v = strtoll(argv[++i], &end, 10);
-      if (*end || v <= 0) return usage(stderr, 2);
-      chunk = (size_t)v;
+      if (!(chunk = chunk_size_arg(argv[++i]))) return usage(stderr, 2);
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
     else if (a[0] == '-' && a[1]) return usage(stderr, 2);
     else if (file) return usage(stderr, 2);
@@ -610,10 +615,7 @@ static int cmd_encode(int argc, char **argv) {
     else if (strcmp(a, "--html") == 0) html = 1;
     else if (strcmp(a, "--stream") == 0) stream = 1;
     else if (strcmp(a, "--chunk-size") == 0 && i + 1 < argc) {
-      char *end;
-      long long v = strtoll(argv[++i], &end, 10);
-      if (*end || v <= 0) return usage(stderr, 2);
-      chunk = (size_t)v;
+      if (!(chunk = chunk_size_arg(argv[++i]))) return usage(stderr, 2);
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return usage(stdout, 0);
     else if (a[0] == '-' && a[1]) return usage(stderr, 2);
     else if (file) return usage(stderr, 2);

@@ -180,52 +180,6 @@ static int grow_ptrs(void ***v, size_t n, size_t *cap) {
   return 1;
 }
 
-/* Resolves a "$<hex>" or "$L<hex>" type slot through the decoder: what the
- * chunk holds (a client reference, a symbol, ...). */
-static void type_from_chunk(stats *st, const char *hex, size_t n, const char *raw, cli_type *out) {
-  int64_t id = 0;
-  const rsc_chunk *c = NULL;
-  for (size_t i = 0; i < n && id <= INT32_MAX; i++) id = id * 16 + rsc__hex_digit((uint8_t)hex[i]);
-  if (st->d && n && id <= INT32_MAX) c = rsc_decoder_chunk(st->d, id);
-  if (c && rsc_chunk_status(c) == RSC_CHUNK_FULFILLED) {
-    cli_describe_type(rsc_chunk_value(c), out);
-    return;
-  }
-  memset(out, 0, sizeof *out);
-  out->kind = CLI_TYPE_OTHER;
-  snprintf(out->name, sizeof out->name, "%.100s (unresolved)", raw);
-}
-
-static int all_hex(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (rsc__hex_digit((uint8_t)s[i]) < 0) return 0;
-  return n > 0;
-}
-
-/* What the raw JSON string in an element's type slot names. */
-static void describe_raw_type(stats *st, const char *s, size_t n, cli_type *out) {
-  char raw[128];
-  snprintf(raw, sizeof raw, "%.*s", (int)(n < 100 ? n : 100), s);
-  memset(out, 0, sizeof *out);
-  out->chunk_id = -1;
-  if (n >= 3 && s[0] == '$' && s[1] == 'L' && all_hex(s + 2, n - 2)) {
-    type_from_chunk(st, s + 2, n - 2, raw, out);
-  } else if (n >= 2 && s[0] == '$' && all_hex(s + 1, n - 1)) {
-    type_from_chunk(st, s + 1, n - 1, raw, out);
-  } else if (n >= 2 && s[0] == '$' && s[1] == 'S') {
-    char key[128];
-    snprintf(key, sizeof key, "%.*s", (int)(n - 2 < 100 ? n - 2 : 100), s + 2);
-    out->kind = CLI_TYPE_BUILTIN;
-    cli_symbol_name(key, out->name, sizeof out->name);
-  } else if (n >= 1 && s[0] == '$' && (n == 1 || s[1] != '$')) {
-    out->kind = CLI_TYPE_OTHER;
-    snprintf(out->name, sizeof out->name, "%s", raw);
-  } else {
-    out->kind = CLI_TYPE_HOST;
-    snprintf(out->name, sizeof out->name, "%s", s[0] == '$' ? raw + 1 : raw);
-  }
-}
-
 static type_stat *type_by_desc(stats *st, const cli_type *ty) {
   char key[400];
   snprintf(key, sizeof key, "%d\x1f%s\x1f%s", (int)ty->kind, ty->name, ty->module);
@@ -255,7 +209,7 @@ static type_stat *type_for_raw(stats *st, const char *s, size_t n) {
   if (!e) return NULL;
   if (e->value) return st->types[e->value - 1];
   cli_type ty;
-  describe_raw_type(st, s, n, &ty);
+  cli_describe_raw_type(st->d, s, n, &ty);
   type_stat *t = type_by_desc(st, &ty);
   if (t) {
     for (size_t i = 0; i < st->ntypes; i++)

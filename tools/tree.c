@@ -184,6 +184,18 @@ void cli_describe_type(const rsc_node *type, cli_type *out) {
   }
 }
 
+void cli_describe_raw_type(rsc_decoder *d, const char *s, size_t n, cli_type *out) {
+  memset(out, 0, sizeof *out);
+  out->chunk_id = -1;
+  rsc__type_desc t = cli_desc(out);
+  rsc__describe_raw_type(d, s, n, 100, &t);
+  out->kind = cli_kind(t.kind);
+  if (t.kind == RSC__TYPE_LAZY) {
+    out->chunk_id = rsc_chunk_id(t.lazy);
+    out->state = rsc_chunk_status(t.lazy);
+  }
+}
+
 static const char *state_name(rsc_chunk_state st) {
   switch (st) {
   case RSC_CHUNK_PENDING: return "pending";
