@@ -404,6 +404,11 @@ static void put_plain(enc *e, const rsc_node *v, plain_mode mode) {
  * placed only once gets none of its own, as no second meeting can ask for
  * it), so a frame keeps what makes it: the frame of the container around
  * and the key. NULL: no reference (a row's top, a parent without one). */
+/* The keys of an element's type and key slots in paths, told apart from
+ * an object's members of those names by their address: a reference that
+ * waits there is lost (React fills the tuple, not the element). */
+static const char el_type_slot[] = "type", el_key_slot[] = "key";
+
 typedef struct pframe {
   const struct pframe *up;
   uint32_t ref; /* LAZY_REF: not made yet; NO_REF: none */
@@ -575,7 +580,17 @@ static void put_value(enc *e, const rsc_node *v, pframe *parent, const char *key
     /* a row's own value is written in it; another row's, named */
     int64_t named = e->refs[w].row;
     if (!(top && id == e->row_root && (named < 0 || (size_t)named == e->cur_row))) {
-      write_ref(e, w);
+      /* in an element's type or key slot, a value a row stands for (a
+       * stream, a binary row: "$<id>") is named by that row, not by the
+       * path to where it was met, which may wait */
+      uint32_t f = RSC_IDMAP_NONE;
+      if ((key == el_type_slot || key == el_key_slot) && e->firsts.count) {
+        f = rsc__idmap_get(&e->firsts, id);
+        if (f != RSC_IDMAP_NONE &&
+            (e->refs[f].n < 2 || rsc__hex_digit((uint8_t)e->refs[f].s[1]) < 0))
+          f = RSC_IDMAP_NONE;
+      }
+      write_ref(e, f != RSC_IDMAP_NONE ? f : w);
       return;
     }
     self.ref = w;
@@ -614,9 +629,9 @@ static void put_container(enc *e, const rsc_node *v, pframe *self) {
      * the server's paths */
     const rsc_element *el = v->u.el;
     PUT_LIT(e, "[\"$\",");
-    put_value(e, &el->type, self, "type", 4, 0, false);
+    put_value(e, &el->type, self, el_type_slot, 4, 0, false);
     put(e, ",", 1);
-    put_value(e, &el->key, self, "key", 3, 0, false);
+    put_value(e, &el->key, self, el_key_slot, 3, 0, false);
     put(e, ",", 1);
     put_value(e, &el->props, self, "props", 5, 0, false);
     uint32_t t =

@@ -265,6 +265,11 @@ Test(rows, stream_rows_whose_start_has_no_id) {
  * written the same whole or streamed. */
 Test(rows, a_text_named_before_its_row) { RT("f0:\"$1\"\n1:T3,def0:\"$1\"\n"); }
 
+/* A stream met again in an element's key slot is named by its row: a
+ * path to its first place (the type slot) would wait there, and React
+ * fills the tuple, not the element (the key would be lost). */
+Test(rows, a_stream_again_in_an_element_slot) { RT("1:x\n0:[[\"$\",\"$1\",\"$1\",{}]]\n1:C\n"); }
+
 /* A row naming a binary row before it arrives: the bytes stay the binary
  * row's, so that row is named (not the naming row itself), there and
  * where the bytes are met again. */
