@@ -831,34 +831,17 @@ static void write_row(enc *e, size_t r) {
     }
     return;
   }
-  if (!v) {
-    if (row->raw) { /* an item the stream dropped: as it came */
-      row_head(e, row->id, row->tag);
-      put_hex(e, (int64_t)row->raw_len);
-      put(e, ",", 1);
-      put(e, row->raw, row->raw_len);
-    }
+  if (st && row->raw) {
+    /* a stream's row as it came (the log keeps a stream's rows), as a
+     * model row's above: an item the stream dropped, a 'b' row that came
+     * in pieces (an item each), a text that is not UTF-8 (the item holds
+     * U+FFFD where the row did not) all go out as they were sent */
+    length_row(e, row->id, row->tag, row->raw, row->raw_len);
     return;
   }
-  if (row->pieces > 1 && st && st->kind == RSC_STREAM_BYTES) {
-    /* a row that arrived in pieces, one item each: the row as sent */
-    uint32_t i = e->infos[r].item;
-    uint64_t total = 0;
-    for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++) total += st->items[i + k].len;
-    row_head(e, row->id, row->tag);
-    put_hex(e, (int64_t)total);
-    put(e, ",", 1);
-    for (uint32_t k = 0; k < row->pieces && i + k < st->len; k++)
-      rsc__text_put_span(e->out, (const char *)st->items[i + k].u.bytes, st->items[i + k].len);
-    return;
-  }
-  if (row->tag == 'T' && v->kind == RSC_STRING) {
-    /* a text stream's item as it came (the log keeps a stream's rows),
-     * as a model row's above (not UTF-8: the text holds U+FFFD where the
-     * row did not) */
-    if (st && row->raw && row->pieces == 1) length_row(e, row->id, 'T', row->raw, row->raw_len);
-    else length_row(e, row->id, 'T', v->u.str, v->len);
-  } else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
+  if (!v) return;
+  if (row->tag == 'T' && v->kind == RSC_STRING) length_row(e, row->id, 'T', v->u.str, v->len);
+  else if (v->kind == RSC_BINARY) length_row(e, row->id, row->tag, v->u.bytes, v->len);
 }
 
 /* Makes row r: straight to the writer when it is the next to go out and

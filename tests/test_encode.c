@@ -790,6 +790,16 @@ Test(stream, a_dropped_item_as_it_came) {
     free(whole.p);
     free(s.out.p);
   }
+  /* a 'b' row fed a byte at a time (an item each) of a stream that is no
+   * byte stream: the whole row, streamed as whole */
+  const char bytes[] = "0:\"$1\"\n1:R\n1:b6,belo\x18"
+                       "b1:C\n";
+  for (int how = SPLIT_WHOLE; how <= SPLIT_SMALL; how++) {
+    s = stream_encode(bytes, sizeof bytes - 1, 0, RSC_BUNDLER_WEBPACK, (enum split)how, 1, NULL);
+    cr_assert_eq(s.st, RSC_OK);
+    cr_expect_str_eq(s.out.p, bytes, "split %d", how);
+    free(s.out.p);
+  }
   /* a stream that closes keeps the item: as it came too */
   RT("0:\"$1\"\n1:R\n1:T3,a\xd1"
      "b1:C\n");
