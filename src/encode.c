@@ -1433,6 +1433,17 @@ static void stream_note(struct rsc_enc_stream *s, bool end) {
   stream_take_notes(s, end);
 }
 
+/* Whether the last row is a 'b' row still coming in pieces for a chunk
+ * that is no stream's (no server writes one): its bytes are the chunk's
+ * value, which a row before it may name, and the row that stands for
+ * them is known only once it is noted. */
+static bool value_row_open(rsc_decoder *d) {
+  const struct rsc_rowlog *l = &d->rowlog;
+  if (!l->piece_open || !l->len) return false;
+  rsc_chunk *c = rsc__find_chunk(d, l->rows[l->len - 1].id);
+  return !c || !c->stream;
+}
+
 rsc_status rsc_encode_ready(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   if (!d || !write) return RSC_ERR_STATE;
   if (d->err.code) return d->err.code;
@@ -1463,10 +1474,11 @@ rsc_status rsc_encode_ready(rsc_decoder *d, rsc_write_fn write, void *ctx) {
   /* the rows in order, as rsc_encode's first pass makes them, up to the
    * first whose text may still change; rows a form names are made inside
    * the row that names them */
+  bool hold = !end && value_row_open(d);
   for (; s->make_next < n && !e->fail && !d->err.code && !e->sink.status; s->make_next++) {
     size_t r = s->make_next;
     if (e->rows[r].state || e->rows[r].outlined) continue;
-    if (!end && !row_ready(s, r)) break;
+    if (!end && (hold || !row_ready(s, r))) break;
     stream_take_notes(s, end); /* what the reads on the way noted */
     make_row(e, r);
     emit_ready(e, n);

@@ -800,6 +800,18 @@ Test(stream, a_dropped_item_as_it_came) {
     cr_expect_str_eq(s.out.p, bytes, "split %d", how);
     free(s.out.p);
   }
+  /* a 'b' row for a chunk that is no stream's, named by a row before it
+   * and cut: that row waits until the 'b' row is noted, then names it */
+  const char cut[] = ":\"$1\"\n1:b6,\n";
+  cr_assert_eq(encode_with(cut, sizeof cut - 1, RSC_OPT_ALLOW_PARTIAL, RSC_BUNDLER_WEBPACK, &whole),
+               RSC_OK);
+  cr_expect_str_eq(whole.p, ":\"$1\"\n1:b1,\n");
+  s = stream_encode(cut, sizeof cut - 1, RSC_OPT_ALLOW_PARTIAL, RSC_BUNDLER_WEBPACK, SPLIT_BYTES, 1,
+                    NULL);
+  cr_assert_eq(s.st, RSC_OK);
+  cr_expect_str_eq(s.out.p, whole.p);
+  free(whole.p);
+  free(s.out.p);
   /* a stream that closes keeps the item: as it came too */
   RT("0:\"$1\"\n1:R\n1:T3,a\xd1"
      "b1:C\n");
