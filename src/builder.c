@@ -631,24 +631,31 @@ static bool enqueue(rsc_builder *b, int64_t id, rsc_bval *model, const char *dig
   return enqueue_task(b, (task){id, model, digest, TK_MODEL, 0});
 }
 
-static rsc_status settle(rsc_builder *b, rsc_bval *p) {
+/* Whether p is this builder's, still pending, and of a kind that settles
+ * as the call asks: a lazy or promise, or (stream) a stream. */
+static rsc_status pending(rsc_builder *b, rsc_bval *p, bool stream) {
   if (!b) return RSC_ERR_STATE;
   if (!p) return place(b, p);
-  if (p->owner != b || (p->kind != BK_LAZY && p->kind != BK_PROMISE) || p->state != PS_PENDING)
-    return fail(b, RSC_ERR_STATE);
+  bool kind = stream ? p->kind == BK_STREAM : p->kind == BK_LAZY || p->kind == BK_PROMISE;
+  if (p->owner != b || !kind || p->state != PS_PENDING) return fail(b, RSC_ERR_STATE);
   return RSC_OK;
 }
 
+/* p settled: nothing waits on it any more. */
+static void settled(rsc_builder *b, rsc_bval *p, uint8_t state) {
+  p->state = state;
+  if (p->id >= 0) b->waiting--;
+}
+
 rsc_status rsc_builder_resolve(rsc_builder *b, rsc_bval *p, rsc_bval *v) {
-  rsc_status s = settle(b, p);
+  rsc_status s = pending(b, p, false);
   if (s || (s = place(b, v))) return s;
   if (v == p) return fail(b, RSC_ERR_STATE);
   if (!p->cap && !grow(b, (void **)&p->items, &p->cap, 1, sizeof *p->items)) return RSC_ERR_NOMEM;
   if (p->id >= 0 && !enqueue(b, p->id, v, NULL)) return RSC_ERR_NOMEM;
   p->items[0] = v;
   p->n = 1;
-  p->state = PS_RESOLVED;
-  if (p->id >= 0) b->waiting--;
+  settled(b, p, PS_RESOLVED);
   return RSC_OK;
 }
 
@@ -660,13 +667,12 @@ static rsc_status reject_with(rsc_builder *b, rsc_bval *p, const char *digest) {
   if (!d) return RSC_ERR_NOMEM;
   if (p->id >= 0 && !enqueue(b, p->id, NULL, d)) return RSC_ERR_NOMEM;
   p->str = d;
-  p->state = PS_REJECTED;
-  if (p->id >= 0) b->waiting--;
+  settled(b, p, PS_REJECTED);
   return RSC_OK;
 }
 
 rsc_status rsc_builder_reject(rsc_builder *b, rsc_bval *p, const char *digest) {
-  rsc_status s = settle(b, p);
+  rsc_status s = pending(b, p, false);
   return s ? s : reject_with(b, p, digest);
 }
 
@@ -683,16 +689,8 @@ rsc_status rsc_builder_root(rsc_builder *b, rsc_bval *root) {
 }
 
 /* A stream's rows once it is written: its items and its end, in order. */
-static rsc_status stream_ok(rsc_builder *b, rsc_bval *s) {
-  if (!b) return RSC_ERR_STATE;
-  if (!s) return place(b, s);
-  if (s->owner != b || s->kind != BK_STREAM || s->state != PS_PENDING)
-    return fail(b, RSC_ERR_STATE);
-  return RSC_OK;
-}
-
 rsc_status rsc_builder_stream_push(rsc_builder *b, rsc_bval *s, rsc_bval *v) {
-  rsc_status st = stream_ok(b, s);
+  rsc_status st = pending(b, s, true);
   if (st || (st = place(b, v))) return st;
   if (s->sub == RSC_STREAM_BYTES && v->kind != BK_BINARY) return fail(b, RSC_ERR_STATE);
   uint8_t kind = s->sub == RSC_STREAM_BYTES ? TK_BYTES : TK_ITEM;
@@ -701,20 +699,19 @@ rsc_status rsc_builder_stream_push(rsc_builder *b, rsc_bval *s, rsc_bval *v) {
 }
 
 rsc_status rsc_builder_stream_close(rsc_builder *b, rsc_bval *s, rsc_bval *ret) {
-  rsc_status st = stream_ok(b, s);
+  rsc_status st = pending(b, s, true);
   if (st || (ret && (st = place(b, ret)))) return st;
   /* A ReadableStream ends without a value. */
   if (ret && s->sub != RSC_STREAM_ITERABLE && s->sub != RSC_STREAM_ITERATOR)
     return fail(b, RSC_ERR_STATE);
   if (s->id >= 0 && !enqueue_task(b, (task){s->id, ret, NULL, TK_CLOSE, 0})) return RSC_ERR_NOMEM;
   s->ret = ret;
-  s->state = PS_RESOLVED;
-  if (s->id >= 0) b->waiting--;
+  settled(b, s, PS_RESOLVED);
   return RSC_OK;
 }
 
 rsc_status rsc_builder_stream_error(rsc_builder *b, rsc_bval *s, const char *digest) {
-  rsc_status st = stream_ok(b, s);
+  rsc_status st = pending(b, s, true);
   return st ? st : reject_with(b, s, digest);
 }
 
