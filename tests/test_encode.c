@@ -45,6 +45,14 @@ static void round_trip(const char *in, size_t len, uint32_t flags) {
 #define RT(s) round_trip(s, sizeof(s) - 1, 0)
 #define RT_DEV(s) round_trip(s, sizeof(s) - 1, RSC_OPT_DEV)
 
+/* The payload (a C string) encodes to want. */
+static void encodes_to(const char *in, uint32_t flags, const char *want) {
+  ts_sink out;
+  cr_assert_eq(encode_with(in, strlen(in), flags, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
+  cr_assert_str_eq(out.p, want);
+  free(out.p);
+}
+
 static void encode_same(rsc_decoder *d, const char *want) {
   ts_sink out = {0};
   cr_assert_eq(rsc_encode(d, ts_sink_write, &out), RSC_OK);
@@ -226,11 +234,8 @@ Test(rows, an_iterators_end_that_errored) {
 /* A form whose id is followed by other characters names the row of its
  * hex digits, as parseInt reads it: written as that row's form. */
 Test(values, form_ids_read_as_parse_int) {
-  ts_sink out;
-  const char in[] = "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1zz\"\n";
-  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
-  cr_assert_str_eq(out.p, "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1\"\n");
-  free(out.p);
+  encodes_to("1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1zz\"\n", 0,
+             "1:[[\"a\",\"1\"],[\"a\",\"2\"]]\n0:\"$K1\"\n");
 }
 
 /* A lazy or promise of an id no row can name (parseInt's NaN, a number
@@ -240,12 +245,7 @@ Test(values, references_no_row_can_name) {
                       "0:[\"$L123456789abcdef01\"]\n"};
   const char *want[] = {"0:{\"x\":\"$@NaN\"}\n", "0:[\"$LNaN\",\"$@-1f\"]\n",
                         "0:[\"$L10000000000000000\"]\n"};
-  for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
-    ts_sink out;
-    cr_assert_eq(encode_with(in[i], strlen(in[i]), 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
-    cr_expect_str_eq(out.p, want[i]);
-    free(out.p);
-  }
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++) encodes_to(in[i], 0, want[i]);
 }
 
 /* A development halt row for a row that arrived: written as it came. */
@@ -254,11 +254,8 @@ Test(rows, an_empty_row_after_its_chunk_settled) { RT_DEV("0:{\"x\":1}\n0:\n"); 
 /* A stream started by a row with no id, then rows of ids it does not
  * name: encoded without reading outside the stream's table. */
 Test(rows, stream_rows_whose_start_has_no_id) {
-  const char in[] = ":N1796006742907.7888\n:x\n00:{\"\n1:C$\"\"2\n";
-  ts_sink out;
-  cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_DEV, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
-  cr_assert_str_eq(out.p, ":N1796006742907.7888\n:x\n0:{\"\n1:C\n");
-  free(out.p);
+  encodes_to(":N1796006742907.7888\n:x\n00:{\"\n1:C$\"\"2\n", RSC_OPT_DEV,
+             ":N1796006742907.7888\n:x\n0:{\"\n1:C\n");
 }
 
 /* A row that names a T row before it arrives: the text stays the T row's,
@@ -275,11 +272,7 @@ Test(rows, a_stream_again_in_an_element_slot) { RT("1:x\n0:[[\"$\",\"$1\",\"$1\"
  * where the bytes are met again. */
 Test(rows, binary_named_before_its_row) {
   RT("7:\"$c\"\nc:o3,abc");
-  ts_sink out;
-  const char in[] = "7:\"$c\"\nc:o3,abc0:{\"x\":\"$7\"}\n";
-  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
-  cr_assert_str_eq(out.p, "7:\"$c\"\nc:o3,abc0:{\"x\":\"$c\"}\n");
-  free(out.p);
+  encodes_to("7:\"$c\"\nc:o3,abc0:{\"x\":\"$7\"}\n", 0, "7:\"$c\"\nc:o3,abc0:{\"x\":\"$c\"}\n");
 }
 
 /* A stream met twice is named by its row both times: a path to its first
@@ -293,11 +286,7 @@ Test(rows, a_stream_named_twice) {
  * after it is written, not named. */
 Test(rows, a_close_row_before_its_model_row) {
   RT("0:C\n0:{\"a\":1}\n");
-  ts_sink out;
-  const char in[] = ":C:{\"a\":1}\n0:[\"$\",\"div\",null,{}]\n";
-  cr_assert_eq(encode_with(in, sizeof in - 1, 0, RSC_BUNDLER_WEBPACK, &out), RSC_OK);
-  cr_assert_str_eq(out.p, ":C\n0:[\"$\",\"div\",null,{}]\n");
-  free(out.p);
+  encodes_to(":C:{\"a\":1}\n0:[\"$\",\"div\",null,{}]\n", 0, ":C\n0:[\"$\",\"div\",null,{}]\n");
 }
 
 /* An E row's digest is read with a bare JSON.parse: a "$" in it is no
@@ -312,12 +301,8 @@ Test(rows, error_digests_as_plain_json) {
  * can be named by no "$<id>" ("$-10" reads as -Infinity): its value is
  * named by the rows that hold it, its lazy as "$L-10". */
 Test(rows, rows_of_negative_ids) {
-  const char in[] = "1:R\n :{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n";
-  ts_sink out;
-  cr_assert_eq(encode_with(in, sizeof in - 1, RSC_OPT_LENIENT_IDS, RSC_BUNDLER_WEBPACK, &out),
-               RSC_OK);
-  cr_expect_str_eq(out.p, "1:R\nfffffffffffffff0:{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n");
-  free(out.p);
+  encodes_to("1:R\n :{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n", RSC_OPT_LENIENT_IDS,
+             "1:R\nfffffffffffffff0:{\"a\":\"$1\"}\n0:[\"$1\",\"$L-10\"]\n1:C\n");
 }
 
 Test(rows, development_rows_as_kept) {
